@@ -1,0 +1,89 @@
+"""Deliberately broken code and measurements for the debugging demo and the
+pitfalls chapter. Nothing here should be used in a model.
+
+* :func:`softmax_unstable` -- softmax without the max subtraction: overflows.
+* :func:`attention_unscaled` -- attention without the ``1 / sqrt(d_k)``.
+* :func:`saturation_stats` -- how much softmax saturates as ``d_k`` grows,
+  with and without the scaling, and what that does to the gradient.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from .attention import softmax
+
+
+def softmax_unstable(x, axis: int = -1) -> np.ndarray:
+    """Textbook softmax, ``exp(x) / sum(exp(x))``, with no max subtraction.
+
+    ``exp`` overflows to ``inf`` for scores above ~709 (float64) or ~88
+    (float32), and ``inf / inf`` is ``nan``.
+    """
+    exp = np.exp(x)
+    return exp / np.sum(exp, axis=axis, keepdims=True)
+
+
+def attention_unscaled(q, k, v):
+    """Attention that forgets to divide the scores by ``sqrt(d_k)``.
+
+    Shapes as :func:`~transformer_lessons.scaled_dot_product_attention`.
+    Returns ``(output, weights)``.
+    """
+    q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
+    scores = q @ np.swapaxes(k, -1, -2)  # (..., T, S), variance ~ d_k
+    weights = softmax(scores, axis=-1)
+    return weights @ v, weights
+
+
+def saturation_stats(d_k: int, scaled: bool, num_queries: int = 256, seq_len: int = 16, seed: int = 0) -> dict:
+    """Measure softmax saturation for random unit-variance queries and keys.
+
+    With ``q, k ~ N(0, I)``, the score ``q . k`` has mean 0 and variance
+    ``d_k`` (a sum of ``d_k`` products of unit variance): its spread grows like
+    ``sqrt(d_k)`` unless it is divided by ``sqrt(d_k)`` (Vaswani et al., 2017,
+    footnote 4).
+
+    Returns a dict with
+        ``score_std``: standard deviation of the scores,
+        ``max_weight``: mean over queries of the largest attention weight
+        (1.0 = one-hot, ``1 / seq_len`` = uniform),
+        ``grad_norm``: mean norm of d(loss)/d(scores) for a random loss on the
+        output: it shrinks towards 0 as softmax saturates.
+    """
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(num_queries, 1, d_k, generator=gen, dtype=torch.float64)
+    k = torch.randn(num_queries, seq_len, d_k, generator=gen, dtype=torch.float64)
+    v = torch.randn(num_queries, seq_len, 1, generator=gen, dtype=torch.float64)
+    scores = (q @ k.transpose(-2, -1)).squeeze(1)  # (N, S)
+    if scaled:
+        scores = scores / math.sqrt(d_k)
+    scores.requires_grad_(True)
+    weights = torch.softmax(scores, dim=-1)  # (N, S)
+    out = (weights.unsqueeze(-1) * v).sum(1)  # (N, 1)
+    out.sum().backward()
+    return {
+        "score_std": scores.detach().std().item(),
+        "max_weight": weights.detach().max(-1).values.mean().item(),
+        "grad_norm": scores.grad.norm(dim=-1).mean().item(),
+    }
+
+
+def permutation_demo(x: np.ndarray, perm: np.ndarray, attend) -> tuple[np.ndarray, np.ndarray]:
+    """Self-attention output of ``x`` and of ``x[perm]``, un-permuted.
+
+    Without positional information the two are equal: permuting the inputs
+    only permutes the outputs (permutation equivariance).
+
+    Args:
+        x: ``(T, d)`` token vectors; perm: a permutation of ``range(T)``;
+        attend: ``x -> output`` self-attention function.
+
+    Returns:
+        ``(attend(x), attend(x[perm])[inverse(perm)])``, both ``(T, d)``.
+    """
+    inverse = np.argsort(perm)
+    return attend(x), attend(x[perm])[inverse]

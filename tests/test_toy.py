@@ -1,0 +1,66 @@
+"""The toy reversal model learns the anti-diagonal attention pattern (fast config)."""
+
+import numpy as np
+import pytest
+import torch
+
+from transformer_lessons.toy import (
+    ToyConfig,
+    ToyEncoder,
+    anti_diagonal_mass,
+    evaluate_reversal,
+    make_reversal_batch,
+    mean_attention,
+    train_reversal,
+)
+
+FAST = ToyConfig(seq_len=8, steps=250)
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return train_reversal(FAST)
+
+
+def test_batch_is_reversed():
+    x, y = make_reversal_batch(4, 6, 10, torch.Generator().manual_seed(0))
+    assert x.shape == y.shape == (4, 6)
+    assert torch.equal(y[:, 0], x[:, -1]) and torch.equal(y, x.flip(1))
+
+
+def test_learns_the_task(trained):
+    assert evaluate_reversal(trained.model) >= 0.99
+    assert trained.losses[-1] < 0.1 * trained.losses[0]
+
+
+def test_attention_concentrates_on_the_anti_diagonal(trained):
+    weights = mean_attention(trained.model)  # (layers, H, T, T)
+    t = FAST.seq_len
+    mass = anti_diagonal_mass(weights[0])  # per head; uniform attention would give 1/T
+    best = int(mass.argmax())
+    assert mass[best] > 4 / t
+    np.testing.assert_array_equal(weights[0, best].argmax(-1), np.arange(t)[::-1])
+
+
+def test_training_is_deterministic():
+    cfg = ToyConfig(seq_len=6, steps=20)
+    a, b = train_reversal(cfg), train_reversal(cfg)
+    assert a.losses == b.losses
+
+
+def test_without_positional_encoding_the_task_is_not_learned():
+    cfg = ToyConfig(seq_len=8, steps=250, use_positional_encoding=False)
+    model = train_reversal(cfg).model
+    assert evaluate_reversal(model) < 0.5  # a bag of tokens: the order is invisible
+
+
+def test_anti_diagonal_mass_reference_values():
+    t = 5
+    assert anti_diagonal_mass(np.fliplr(np.eye(t))) == pytest.approx(1.0)
+    assert anti_diagonal_mass(np.full((t, t), 1 / t)) == pytest.approx(1 / t)
+
+
+def test_too_long_input_is_refused():
+    model = ToyEncoder(ToyConfig(seq_len=4))
+    with pytest.raises(ValueError, match="exceeds"):
+        model(torch.zeros(1, 5, dtype=torch.long))
