@@ -1,0 +1,65 @@
+# The two commands of the README:
+#   make book   set up .venv and build the HTML site into _build/html
+#   make test   set up everything (Debian packages too) and run the whole test suite
+# Other targets: make pdf (student + instructor PDFs), make site (HTML + PDFs, what is
+# published), make notebooks (regenerate the Colab .ipynb files), make test-lib, make clean.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+JB := $(VENV)/bin/jupyter-book
+STAMP := $(VENV)/.installed
+JB_STRICT := -W -n --keep-going
+MATHJAX := book/_vendor/mathjax/tex-mml-chtml.js
+PDF_STUDENT := _build/transformer-lessons-student.pdf
+PDF_INSTRUCTOR := _build/transformer-lessons-instructor.pdf
+
+.PHONY: book pdf site test test-lib notebooks system-deps venv vendor clean
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps -e .
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+$(MATHJAX): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	$(PYTHON) tools/vendor_mathjax.py
+
+vendor: $(MATHJAX)
+
+system-deps:
+	bash .ci/system-deps.sh
+
+book: venv vendor
+	$(PY) tools/cache_guard.py
+	$(JB) build . --builder html $(JB_STRICT)
+
+# Two editions from one source (book/_ext/editions.py): the student edition leaves out
+# solutions, quiz answers and the instructor pages. Both reuse the HTML build's cache.
+pdf: venv vendor
+	$(PY) tools/cache_guard.py
+	$(PY) tools/student_toc.py _build/_toc_student.yml
+	BOOK_EDITION=student $(JB) build . --builder pdflatex $(JB_STRICT) \
+	  --path-output _build/pdf-student --toc _build/_toc_student.yml
+	cp _build/pdf-student/_build/latex/book.pdf $(PDF_STUDENT)
+	$(JB) build . --builder pdflatex $(JB_STRICT) --path-output _build/pdf-instructor
+	cp _build/pdf-instructor/_build/latex/book.pdf $(PDF_INSTRUCTOR)
+	if [ -d _build/html ]; then mkdir -p _build/html/pdf && cp $(PDF_STUDENT) $(PDF_INSTRUCTOR) _build/html/pdf/; fi
+
+site: book pdf
+
+notebooks: venv
+	$(PY) tools/sync_notebooks.py
+
+test-lib: venv
+	$(PY) -m pytest tests -m "not book and not pdf and not browser and not notebooks"
+
+test: system-deps venv book pdf
+	$(PY) -m pytest tests
+
+clean:
+	rm -rf _build book/_vendor node_modules

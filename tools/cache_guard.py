@@ -1,0 +1,44 @@
+"""Wipe _build/ when the code the pages import has changed.
+
+jupyter-cache (execute_notebooks: cache) re-executes a page only when the page's own
+code cells change; it does not see a change under code/ or in the pinned packages,
+so the site would keep outputs computed by old code. This script hashes those
+inputs and, when the hash differs from the one stored at the last build, removes
+the whole _build/ folder (removing only part of it can crash the next build).
+Run by `make book` and `make pdf` before building.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "_build"
+STAMP = BUILD / ".inputs-sha256"
+
+
+def inputs_hash() -> str:
+    files = sorted((ROOT / "code").rglob("*.py")) + [ROOT / "requirements.txt", ROOT / "pyproject.toml"]
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.relative_to(ROOT)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def main() -> int:
+    current = inputs_hash()
+    previous = STAMP.read_text().strip() if STAMP.exists() else None
+    if BUILD.exists() and previous != current:
+        print("cache_guard: code/ or the requirements changed since the last build: removing _build/")
+        shutil.rmtree(BUILD)
+    BUILD.mkdir(exist_ok=True)
+    STAMP.write_text(current + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""Keep the Colab/Binder notebooks in sync with the MyST sources.
+
+For every executable page ``book/NAME.md`` (a page with a jupytext header):
+
+1. its first code cell is the *install cell*, tagged ``remove-cell`` (so the site and
+   the PDF do not show it). In Colab it installs ``transformer_lessons`` from the
+   repository named in ``_config.yml`` (``repository.url`` / ``repository.branch``,
+   the one setting for where the book lives); anywhere else it does nothing.
+2. ``book/NAME.ipynb`` is the output-free notebook generated from it; Colab opens
+   it (Colab cannot read MyST), and sphinx-book-theme points the launch buttons at it.
+
+``python tools/sync_notebooks.py``          rewrite what is out of date (``make notebooks``)
+``python tools/sync_notebooks.py --check``  exit 1 if anything is out of date (the tests)
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import jupytext
+import nbformat
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+BOOK = ROOT / "book"
+INSTALL_MARKER = "# Colab only: install transformer_lessons"
+INSTALL_TAG = "remove-cell"
+
+
+def repository() -> tuple[str, str]:
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    repo = config["repository"]
+    return repo["url"].rstrip("/"), repo.get("branch", "main")
+
+
+def install_source() -> str:
+    url, branch = repository()
+    return (
+        f"{INSTALL_MARKER} from the book's repository.\n"
+        "# Everywhere else (the site build, Binder, your own machine) this cell does nothing.\n"
+        "import sys\n"
+        "\n"
+        'if "google.colab" in sys.modules:\n'
+        f'    %pip install --quiet "transformer_lessons @ git+{url}@{branch}"'
+    )
+
+
+def executable_pages() -> list[Path]:
+    pages = []
+    for md in sorted(BOOK.glob("*.md")):
+        head = md.read_text().split("\n---", 1)[0]
+        if md.read_text().startswith("---") and "jupytext:" in head and "kernelspec:" in head:
+            pages.append(md)
+    return pages
+
+
+def with_install_cell(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Return ``nb`` whose first code cell is the current install cell."""
+    cell = nbformat.v4.new_code_cell(install_source(), metadata={"tags": [INSTALL_TAG]})
+    cells = [c for c in nb.cells if not (c.cell_type == "code" and c.source.startswith(INSTALL_MARKER))]
+    first_code = next((i for i, c in enumerate(cells) if c.cell_type == "code"), len(cells))
+    cells.insert(first_code, cell)
+    nb.cells = cells
+    return nb
+
+
+def _comparable(nb: nbformat.NotebookNode) -> list[tuple]:
+    return [(c.cell_type, c.source.strip(), tuple(c.get("metadata", {}).get("tags", []))) for c in nb.cells]
+
+
+def sync(check: bool) -> list[str]:
+    stale = []
+    for md in executable_pages():
+        nb = jupytext.read(md)
+        fixed = with_install_cell(jupytext.read(md))
+        if _comparable(nb) != _comparable(fixed):
+            stale.append(f"{md.relative_to(ROOT)}: install cell missing or out of date")
+            if not check:
+                jupytext.write(fixed, md, fmt="md:myst")
+                nb = jupytext.read(md)
+        ipynb = md.with_suffix(".ipynb")
+        current = nbformat.read(ipynb, as_version=4) if ipynb.exists() else None
+        if current is None or _comparable(current) != _comparable(nb) or any(
+            c.get("outputs") for c in current.cells
+        ):
+            stale.append(f"{ipynb.relative_to(ROOT)}: missing or out of sync with {md.name}")
+            if not check:
+                out = jupytext.read(md)
+                out.metadata.pop("jupytext", None)
+                out.metadata["colab"] = {"provenance": []}
+                for i, c in enumerate(out.cells):
+                    c["id"] = f"{md.stem}-{i}"  # stable ids: regenerating changes nothing
+                jupytext.write(out, ipynb, fmt="ipynb")
+    return stale
+
+
+def main(argv: list[str]) -> int:
+    check = "--check" in argv
+    stale = sync(check)
+    for line in stale:
+        print(("out of date: " if check else "updated: ") + line)
+    if check and stale:
+        print("run `make notebooks` and commit the result", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
