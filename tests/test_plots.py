@@ -69,3 +69,16 @@ def test_saturation_and_loss_plots():
     assert len(fig.axes) == 2 and all(len(ax.lines) == 2 for ax in fig.axes)
     fig = plots.loss_curve([3.0, 1.0, 0.1])
     assert fig.axes[0].get_yscale() == "log"
+
+
+def test_figures_display_as_png_in_a_notebook():
+    import importlib
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    importlib.reload(plots)  # registers the PNG formatter now that a shell exists
+    data, _ = shell.display_formatter.format(plots.loss_curve([1.0, 0.5]))
+    assert "image/png" in data
+    png = data["image/png"]
+    assert (png if isinstance(png, bytes) else png.encode())[:8] in (b"\x89PNG\r\n\x1a\n", b"iVBORw0K")

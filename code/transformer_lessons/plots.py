@@ -18,6 +18,29 @@ WEIGHTS_CMAP = "viridis"
 SIGNED_CMAP = "RdBu_r"
 OKABE_ITO = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
 LINESTYLES = ["-", "--", "-.", ":"]
+PNG_DPI = 120
+
+
+def _register_notebook_display() -> None:
+    """Let a notebook cell that ends with a Figure show it as a PNG.
+
+    The figures are built with :class:`~matplotlib.figure.Figure`, not pyplot, so
+    nothing is drawn twice and no global state is touched; IPython only needs to be
+    told how to render them.
+    """
+    try:
+        from IPython import get_ipython
+        from IPython.core.pylabtools import print_figure
+    except ImportError:  # plain Python: nothing to register
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    png = shell.display_formatter.formatters["image/png"]
+    png.for_type(Figure, lambda fig: print_figure(fig, "png", bbox_inches="tight", dpi=PNG_DPI))
+
+
+_register_notebook_display()
 
 
 def _draw_heatmap(fig, ax, weights, query_labels, key_labels, title, vmax=None, colorbar=True):
