@@ -35,6 +35,7 @@ MISTAKES = {
     "multiply K instead of V": lambda Q, K, V: _softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ K,
     "there is no softmax": lambda Q, K, V: (Q @ K.T / np.sqrt(Q.shape[-1])) @ V,
     "raised ZeroDivisionError": lambda Q, K, V: 1 / 0,
+    "returned None": lambda Q, K, V: None,
     "tuple": lambda Q, K, V: (correct(Q, K, V), None),
     "values differ": lambda Q, K, V: correct(Q, K, V) + 0.01,
 }

@@ -27,6 +27,8 @@ def _call(fn, *args):
         raise AssertionError(
             f"your function raised {type(exc).__name__}: {exc} (called with inputs of shapes {shapes})"
         ) from exc
+    if result is None:
+        raise AssertionError("your function returned None: did you forget the `return` statement?")
     if hasattr(result, "detach"):  # a torch tensor is fine too
         result = result.detach().numpy()
     if isinstance(result, tuple):
