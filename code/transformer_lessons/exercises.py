@@ -211,3 +211,54 @@ def check_positional_encoding(fn) -> None:
         }
         _diagnose(got, expected, mistakes, f"for seq_len={seq_len}, d_model={d_model}")
     print("Correct! Your positional encoding matches the paper's formula, for even and odd d_model.")
+
+
+# ---------------------------------------------------------------- exercise 3
+def check_attention_weights(fn, model) -> None:
+    """Check ``fn(model, tokens) -> weights`` that reads a trained toy model's attention.
+
+    ``model`` is a :class:`~transformer_lessons.toy.ToyEncoder`; ``tokens`` is one
+    sequence, an int64 tensor of shape ``(T,)``. ``fn`` must return the first
+    layer's per-head attention weights for that sequence, ``(H, T, T)`` (NumPy
+    array or tensor), rows = queries. The reference runs ``model(tokens[None])``
+    and reads ``model.attention_maps()[0][0]``.
+    """
+    import torch
+
+    cfg = model.cfg
+    gen = torch.Generator().manual_seed(0)
+    tokens = torch.randint(0, cfg.vocab_size, (cfg.seq_len,), generator=gen)  # (T,)
+    model.eval()
+    with torch.no_grad():
+        model(tokens[None])  # (1, T) -> logits (1, T, V); stores the attention maps
+        expected = model.attention_maps()[0][0].numpy()  # (H, T, T)
+    try:
+        with torch.no_grad():
+            got = fn(model, tokens.clone())
+    except Exception as exc:
+        raise AssertionError(
+            f"your function raised {type(exc).__name__}: {exc} (called with tokens of shape {tuple(tokens.shape)}; "
+            f"note that model(...) takes a batch (B, T): tokens[None] has shape (1, {tokens.shape[0]}))"
+        ) from exc
+    if got is None:
+        raise AssertionError("your function returned None: did you forget the `return` statement?")
+    if isinstance(got, tuple):
+        raise AssertionError(f"your function returned a tuple of {len(got)} items; return only the weights (H, T, T)")
+    if hasattr(got, "detach"):
+        got = got.detach().numpy()
+    got = np.asarray(got, dtype=float)
+    h, t, _ = expected.shape
+    if got.shape == (1, h, t, t):
+        raise AssertionError(f"shape {got.shape} still has the batch dimension: take sequence 0 (weights[0]) to get (H, T, T)")
+    if got.shape == (t, t):
+        if _same(got, expected.mean(0)):
+            raise AssertionError(f"you averaged the {h} heads into one (T, T) matrix; return every head: (H, T, T) = {expected.shape}")
+        raise AssertionError(f"shape {got.shape} is one matrix; return one per head: (H, T, T) = {expected.shape}")
+    if got.shape != expected.shape:
+        raise AssertionError(f"expected the first layer's weights of shape (H, T, T) = {expected.shape}, got {got.shape}")
+    if _same(got, np.swapaxes(expected, -1, -2)):
+        raise AssertionError("rows and columns are swapped: row t must be query t (who attends), column s key s")
+    if not np.allclose(got.sum(-1), 1.0):
+        raise AssertionError("the rows do not sum to 1: these are not softmax weights (scores or logits?)")
+    _diagnose(got, expected, {}, "attention weights")
+    print(f"Correct! Your function returns the per-head attention weights, shape {got.shape} = (H, T, T).")
