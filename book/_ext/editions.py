@@ -39,12 +39,12 @@ def _configure(app, config) -> None:
 
 
 def _label_pdf(app) -> None:
-    """Print the edition on the PDF's title page (Sphinx shows ``release`` there)."""
+    """Print the edition on the PDF's title page: Sphinx shows "<releasename> <release>"
+    there and in the page headers, "Edition for students" (releasename in _config.yml)."""
     if app.builder.name == "latex":
-        label = "Student edition" if app.config.book_edition == "student" else "Instructor edition"
+        label = "for students" if app.config.book_edition == "student" else "for instructors"
         app.config.release = label
         app.builder.context["release"] = label  # the builder copied the config already
-        app.builder.context["releasename"] = ""  # "Student edition", not "Release Student edition"
 
 
 def _strip(app, doctree) -> None:
