@@ -174,13 +174,13 @@ def test_launch_buttons_point_at_repository_files(html_dir, toc_files, book_conf
     assert not problems, "\n".join(problems)
 
 
-def test_repository_button_is_the_configured_repository(html_dir, book_config):
+def test_repository_button_is_the_configured_repository(html_dir, toc_files, book_config):
     url = book_config["repository"]["url"].rstrip("/")
-    page = soup("book/intro")
-    links = [a["href"].rstrip("/") for a in page.select("a[href*='github.com']")]
-    assert url in links, f"no link to {url} on the intro page (html.use_repository_button): {links}"
-    other = {u for u in links if "github.com" in u and not u.startswith(url)}
-    assert not other, f"links to a different repository than _config.yml says: {other}"
+    for doc in toc_files:
+        buttons = soup(doc).select("a.btn-source-repository-button")
+        assert buttons, f"{doc}: no repository button (html.use_repository_button)"
+        hrefs = {a["href"].rstrip("/") for a in buttons}
+        assert hrefs == {url}, f"{doc}: repository button points at {hrefs}, _config.yml says {url}"
 
 
 def test_install_cell_is_not_shown(html_dir, toc_files):
