@@ -42,11 +42,13 @@ book: venv vendor
 # solutions, quiz answers and the instructor pages. Both reuse the HTML build's cache.
 pdf: venv vendor
 	$(PY) tools/cache_guard.py
-	$(PY) tools/student_toc.py _build/_toc_student.yml
+	$(PY) tools/pdf_toc.py student
+	$(PY) tools/pdf_toc.py instructor
 	BOOK_EDITION=student $(JB) build . --builder pdflatex $(JB_STRICT) \
 	  --path-output _build/pdf-student --toc _build/_toc_student.yml
 	cp _build/pdf-student/_build/latex/book.pdf $(PDF_STUDENT)
-	$(JB) build . --builder pdflatex $(JB_STRICT) --path-output _build/pdf-instructor
+	$(JB) build . --builder pdflatex $(JB_STRICT) \
+	  --path-output _build/pdf-instructor --toc _build/_toc_instructor.yml
 	cp _build/pdf-instructor/_build/latex/book.pdf $(PDF_INSTRUCTOR)
 	if [ -d _build/html ]; then mkdir -p _build/html/pdf && cp $(PDF_STUDENT) $(PDF_INSTRUCTOR) _build/html/pdf/; fi
 

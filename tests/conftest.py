@@ -8,3 +8,75 @@ def _seed():
     """Fixed seeds for every test."""
     np.random.seed(0)
     torch.manual_seed(0)
+
+
+# --- the built book: shared by test_book_site, test_notebooks, test_pdf, test_browser --
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+HTML = ROOT / "_build" / "html"
+PLACEHOLDER = re.compile(r"^Placeholder\.\s*$", re.MULTILINE)
+
+
+def _toc_files(toc: dict) -> list[str]:
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        files += [c["file"] for c in part.get("chapters", [])]
+    return files
+
+
+@pytest.fixture(scope="session")
+def book_config() -> dict:
+    """_config.yml."""
+    return yaml.safe_load((ROOT / "_config.yml").read_text())
+
+
+@pytest.fixture(scope="session")
+def toc_files() -> list[str]:
+    """Every document of _toc.yml, root first, as 'book/name' (no suffix)."""
+    return _toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+
+
+@pytest.fixture(scope="session")
+def placeholder_pages(toc_files) -> set[str]:
+    """Pages still holding the skeleton's 'Placeholder.' line (content not written yet).
+
+    Tests that need real content on a page (a quiz page has answers, ...) skip these,
+    so the checks cannot pass on an empty page by accident once the page is written.
+    """
+    return {f for f in toc_files if PLACEHOLDER.search(source(f).read_text())}
+
+
+def source(docname: str) -> Path:
+    """The source file of a toc entry ('book/intro' -> book/intro.md)."""
+    for suffix in (".md", ".ipynb"):
+        if (ROOT / (docname + suffix)).exists():
+            return ROOT / (docname + suffix)
+    raise FileNotFoundError(f"no source for {docname} in _toc.yml")
+
+
+def page_title(docname: str) -> str:
+    """The first '# ' heading of a page's source, with MyST/Markdown markup stripped."""
+    text = source(docname).read_text()
+    text = re.sub(r"^---\n.*?\n---\n", "", text, flags=re.DOTALL)  # front matter
+    for line in text.splitlines():
+        if line.startswith("# "):
+            title = line[2:].strip()
+            title = re.sub(r"\{[a-z:]+\}`([^`<]*?)(?:\s*<[^>]*>)?`", r"\1", title)  # {term}`x <y>`
+            return re.sub(r"[`*_]", "", title)
+    raise AssertionError(f"{docname}: no '# ' title line")
+
+
+@pytest.fixture(scope="session")
+def html_dir() -> Path:
+    """_build/html, or a clear failure telling how to build it."""
+    if not (HTML / "index.html").exists():
+        pytest.fail("_build/html is missing: run `make book` first (`make test` does it for you)", pytrace=False)
+    return HTML
+
+
+def html_page(docname: str) -> Path:
+    return HTML / (docname + ".html")

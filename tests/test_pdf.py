@@ -1,0 +1,211 @@
+"""The student and instructor PDFs (`make pdf`), read with poppler-utils.
+
+The expected content is derived from the sources and the built HTML, not from prose:
+chapter titles are the first heading of each page of _toc.yml, figures are the image
+outputs of the cells, answers and solutions are the .quiz-answer and sphinx-exercise
+solution boxes of the site.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import unicodedata
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+from conftest import ROOT, html_page, page_title
+
+pytestmark = pytest.mark.pdf
+
+BUILD = ROOT / "_build"
+EDITIONS = ("student", "instructor")
+
+
+def pdf_path(edition: str) -> Path:
+    return BUILD / f"transformer-lessons-{edition}.pdf"
+
+
+def latex_log(edition: str) -> Path:
+    return BUILD / f"pdf-{edition}" / "_build" / "latex" / "book.log"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _built():
+    if shutil.which("pdftotext") is None:
+        pytest.fail("poppler-utils is missing: run `make system-deps`", pytrace=False)
+    missing = [str(pdf_path(e).relative_to(ROOT)) for e in EDITIONS if not pdf_path(e).exists()]
+    if missing:
+        pytest.fail(f"{missing} missing: run `make pdf` first (`make test` does it for you)", pytrace=False)
+
+
+def norm(text: str) -> str:
+    """Letters and digits only, lower case: robust to line breaks, hyphenation, ligatures."""
+    return re.sub(r"[^a-z0-9]", "", unicodedata.normalize("NFKC", text).lower())
+
+
+_TEXT: dict[str, str] = {}
+
+
+def pdf_text(edition: str) -> str:
+    if edition not in _TEXT:
+        _TEXT[edition] = subprocess.run(
+            ["pdftotext", "-layout", str(pdf_path(edition)), "-"], check=True, capture_output=True, text=True
+        ).stdout
+    return _TEXT[edition]
+
+
+def pages(edition: str) -> int:
+    info = subprocess.run(["pdfinfo", str(pdf_path(edition))], check=True, capture_output=True, text=True).stdout
+    return int(re.search(r"^Pages:\s+(\d+)", info, re.MULTILINE).group(1))
+
+
+def edition_files(toc_files: list[str], edition: str) -> list[str]:
+    return [f for f in toc_files if edition == "instructor" or "instructor" not in Path(f).name]
+
+
+def snippet(el) -> str:
+    """A normalised piece of an answer's own text (its title and any maths left out)."""
+    el = BeautifulSoup(str(el), "html.parser")
+    for drop in el.select(".admonition-title, .math, mjx-container, .cell, pre, script"):
+        drop.decompose()
+    text = norm(el.get_text(" "))
+    return text[:40]
+
+
+def hidden_boxes(toc_files):
+    """(page, kind, normalised text) of every quiz answer and solution on the site."""
+    boxes = []
+    for doc in toc_files:
+        html = html_page(doc)
+        if not html.exists():
+            pytest.fail(f"{html} missing: run `make book`", pytrace=False)
+        art = BeautifulSoup(html.read_text(), "html.parser").select_one("article")
+        for el in art.select(".quiz-answer"):
+            boxes.append((doc, "quiz answer", snippet(el)))
+        for el in art.select("div.solution"):
+            title = el.select_one(".admonition-title").get_text(" ", strip=True)
+            boxes.append((doc, "solution title", norm(title)))
+            if snippet(el):
+                boxes.append((doc, "solution", snippet(el)))
+    return boxes
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_page_count_is_sane(edition, toc_files):
+    n, chapters = pages(edition), len(edition_files(toc_files, edition))
+    assert chapters <= n <= 40 * chapters, f"{edition}: {n} pages for {chapters} chapters"
+
+
+def test_student_edition_is_shorter():
+    assert pages("student") < pages("instructor")
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_every_chapter_title_is_present(edition, toc_files):
+    text = norm(pdf_text(edition))
+    missing = [page_title(f) for f in edition_files(toc_files, edition) if norm(page_title(f)) not in text]
+    assert not missing, f"{edition} PDF lacks the chapters {missing}"
+
+
+def test_student_edition_has_no_instructor_pages(toc_files):
+    text = norm(pdf_text("student"))
+    instructor = [f for f in toc_files if "instructor" in Path(f).name]
+    assert instructor, "no instructor page in _toc.yml"
+    leaked = [page_title(f) for f in instructor if norm(page_title(f)) in text]
+    assert not leaked, f"the student PDF contains instructor pages: {leaked}"
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_title_page_names_the_edition(edition):
+    first = subprocess.run(
+        ["pdftotext", "-l", "1", str(pdf_path(edition)), "-"], check=True, capture_output=True, text=True
+    ).stdout
+    assert f"edition for {edition}s" in " ".join(first.lower().split()), first
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_table_of_contents_has_page_numbers(edition, toc_files):
+    text = pdf_text(edition)
+    start = text.lower().find("contents")
+    assert start >= 0, "no table of contents"
+    toc = text[start : start + 6000]
+    numbered = [f for f in edition_files(toc_files, edition) if re.search(re.escape(page_title(f)[:25]) + r".*?\s(\d+)\s*$", toc, re.MULTILINE | re.IGNORECASE)]
+    assert len(numbered) >= len(edition_files(toc_files, edition)) // 2, f"table of contents without page numbers:\n{toc[:2000]}"
+
+
+def test_answers_and_solutions_only_in_the_instructor_edition(toc_files):
+    boxes = hidden_boxes(toc_files)
+    student, instructor = norm(pdf_text("student")), norm(pdf_text("instructor"))
+    leaked = [b for b in boxes if b[2] and b[2] in student]
+    missing = [b for b in boxes if b[2] and b[2] not in instructor]
+    assert not leaked, f"the student PDF contains: {leaked}"
+    assert not missing, f"the instructor PDF lacks: {missing}"
+
+
+def _figures(toc_files, edition) -> int:
+    count = 0
+    for doc in edition_files(toc_files, edition):
+        art = BeautifulSoup(html_page(doc).read_text(), "html.parser").select_one("article")
+        if edition == "student":
+            for hidden in art.select(".quiz-answer, div.solution, .instructor-only, .tag_instructor-only"):
+                hidden.decompose()
+        count += len(art.select(".cell_output img"))
+    return count
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_figures_are_embedded(edition, toc_files):
+    listing = subprocess.run(
+        ["pdfimages", "-list", str(pdf_path(edition))], check=True, capture_output=True, text=True
+    ).stdout.splitlines()[2:]
+    images = [line for line in listing if line.split()[2] == "image"]  # not the soft masks
+    expected = _figures(toc_files, edition)
+    assert len(images) >= expected, f"{edition}: {len(images)} images in the PDF, {expected} figure outputs on the site"
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_no_missing_glyphs(edition):
+    log = latex_log(edition)
+    assert log.exists(), f"{log} missing: run `make pdf`"
+    missing = sorted({line.strip() for line in log.read_text(errors="replace").splitlines() if "Missing character" in line})
+    assert not missing, f"{edition}: glyphs the fonts lack (they print as nothing):\n" + "\n".join(missing[:20])
+
+
+def _long_code_lines(toc_files, edition, width=80) -> list[tuple[str, str]]:
+    lines = []
+    for doc in edition_files(toc_files, edition):
+        art = BeautifulSoup(html_page(doc).read_text(), "html.parser").select_one("article")
+        if edition == "student":
+            for hidden in art.select(".quiz-answer, div.solution, .instructor-only, .tag_instructor-only"):
+                hidden.decompose()
+        for pre in art.select(".cell_input pre, div[class^='highlight-'] pre"):
+            lines += [(doc, line) for line in pre.get_text().splitlines() if len(line) > width and norm(line)]
+    return lines
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_long_code_lines_wrap_rather_than_clip(edition, toc_files):
+    # Sphinx's LaTeX clips a code line at the margin unless it may wrap (sphinxsetup
+    # verbatimwrapslines/verbatimforcewraps in _config.yml); a clipped line loses its end,
+    # and LaTeX does not warn about it. So: every long code line must be there in full.
+    text = norm(pdf_text(edition))
+    clipped = [f"{doc}: {line.strip()[:100]}" for doc, line in _long_code_lines(toc_files, edition) if norm(line) not in text]
+    assert not clipped, f"{edition}: code lines cut off at the margin:\n" + "\n".join(clipped[:10])
+
+
+def test_site_links_to_both_pdfs(placeholder_pages):
+    """The intro page links to ../pdf/transformer-lessons-<edition>.pdf and `make site`
+    put the files there."""
+    if "book/intro" in placeholder_pages:
+        pytest.skip("book/intro.md is still the placeholder")
+    page = html_page("book/intro")
+    hrefs = [a["href"] for a in BeautifulSoup(page.read_text(), "html.parser").select("a[href$='.pdf']")]
+    for edition in EDITIONS:
+        links = [h for h in hrefs if h.endswith(f"transformer-lessons-{edition}.pdf")]
+        assert links, f"no link to the {edition} PDF on the intro page: {hrefs}"
+        for href in links:
+            target = (page.parent / href).resolve()
+            assert target.is_file(), f"{href} does not resolve ({target}): run `make site`"
