@@ -208,3 +208,30 @@ def loss_curve(losses: Sequence[float], title: str = "Training loss") -> Figure:
     ax.set_ylabel("cross-entropy loss")
     ax.set_title(title)
     return fig
+
+
+def gradient_distance_plot(rnn_norms, attention_norms) -> Figure:
+    """How the last output's gradient depends on the distance to each input.
+
+    Args:
+        rnn_norms, attention_norms: ``(T,)`` arrays from
+            :func:`transformer_lessons.paths.input_gradient_norms`; entry ``j``
+            belongs to input position ``j``, at distance ``T - 1 - j`` from the last.
+    """
+    rnn_norms = np.asarray(rnn_norms, dtype=float)
+    attention_norms = np.asarray(attention_norms, dtype=float)
+    if rnn_norms.ndim != 1 or rnn_norms.shape != attention_norms.shape:
+        raise ValueError(f"expected two (T,) arrays, got {rnn_norms.shape} and {attention_norms.shape}")
+    distance = np.arange(len(rnn_norms))[::-1]  # position j is T - 1 - j steps from the last
+    fig = Figure(figsize=(7, 3.2), layout="constrained")
+    ax = fig.add_subplot()
+    ax.plot(distance, rnn_norms, color=OKABE_ITO[1], linestyle=LINESTYLES[1], marker="s", markersize=4,
+            label="RNN (tanh)")
+    ax.plot(distance, attention_norms, color=OKABE_ITO[0], linestyle=LINESTYLES[0], marker="o", markersize=4,
+            label="self-attention")
+    ax.set_yscale("log")
+    ax.set_xlabel("distance from the last position (steps)")
+    ax.set_ylabel("|d output[T-1] / d input[j]|")
+    ax.set_title("Gradient reaching each input from the last output")
+    ax.legend(fontsize=8)
+    return fig
