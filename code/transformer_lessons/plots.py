@@ -168,7 +168,7 @@ def positional_encoding_curves(pe, dims: Sequence[int] = (0, 1, 6, 7)) -> Figure
                 label=f"dim {d} ({kind}, i={d // 2})")
     ax.set_xlabel("position")
     ax.set_ylabel("PE value")
-    ax.legend(loc="upper right", fontsize=8, ncols=2)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), fontsize=8, ncols=min(len(dims), 4), frameon=False)  # below the axes: never over the curves
     ax.set_title("Each pair (2i, 2i+1) shares one frequency; frequency falls as i grows")
     return fig
 
