@@ -40,16 +40,6 @@ def toc_files() -> list[str]:
     return _toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
 
 
-@pytest.fixture(scope="session")
-def placeholder_pages(toc_files) -> set[str]:
-    """Pages still holding the skeleton's 'Placeholder.' line (content not written yet).
-
-    Tests that need real content on a page (a quiz page has answers, ...) skip these,
-    so the checks cannot pass on an empty page by accident once the page is written.
-    """
-    return {f for f in toc_files if PLACEHOLDER.search(source(f).read_text())}
-
-
 def source(docname: str) -> Path:
     """The source file of a toc entry ('book/intro' -> book/intro.md)."""
     for suffix in (".md", ".ipynb"):
