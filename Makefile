@@ -15,7 +15,7 @@ MATHJAX := book/_vendor/mathjax/tex-mml-chtml.js
 PDF_STUDENT := _build/transformer-lessons-student.pdf
 PDF_INSTRUCTOR := _build/transformer-lessons-instructor.pdf
 
-.PHONY: book pdf site test test-lib notebooks system-deps venv vendor clean
+.PHONY: book pdf site test test-lib bench notebooks system-deps venv vendor clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -56,6 +56,9 @@ site: book pdf
 
 notebooks: venv
 	$(PY) tools/sync_notebooks.py
+
+bench: venv
+	$(PY) benchmarks/bench_toy.py
 
 test-lib: venv
 	$(PY) -m pytest tests -m "not book and not pdf and not browser and not notebooks"
