@@ -10,7 +10,7 @@ Makefile's ``pdf`` target does) to build the student edition. It
   ``instructor-only``, and every notebook cell tagged ``instructor-only``.
 
 The instructor pages themselves are left out of the student PDF's table of
-contents by ``tools/student_toc.py``. Any other value (or none) builds everything.
+contents by ``tools/pdf_toc.py``. Any other value (or none) builds everything.
 """
 
 from __future__ import annotations
