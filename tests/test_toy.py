@@ -64,3 +64,15 @@ def test_too_long_input_is_refused():
     model = ToyEncoder(ToyConfig(seq_len=4))
     with pytest.raises(ValueError, match="exceeds"):
         model(torch.zeros(1, 5, dtype=torch.long))
+
+
+def test_forward_passes_the_mask_to_every_layer():
+    torch.manual_seed(0)
+    model = ToyEncoder(ToyConfig(seq_len=5, num_layers=2)).eval()
+    x = torch.randint(0, 10, (3, 5))
+    with torch.no_grad():
+        free = model(x)
+        torch.testing.assert_close(model(x, mask=torch.ones(5, 5, dtype=torch.bool)), free)
+        causal = model(x, mask=torch.ones(5, 5, dtype=torch.bool).tril())
+        assert model.attention_maps()[1][..., 0, 1:].abs().max() == 0  # layer 2 is masked too
+    assert not torch.allclose(causal, free)

@@ -20,8 +20,8 @@ from .toy import ToyEncoder, make_reversal_batch
 def accuracy_attending_to_self_only(model: ToyEncoder, num_sequences: int = 1000, seed: int = 12345) -> float:
     """Token accuracy of ``model`` when each query may attend only to itself.
 
-    Runs ``model``'s own layers with the mask ``eye(T)`` (True = may attend), so no
-    information moves between positions; the data are those of
+    Runs ``model`` with the mask ``eye(T)`` (True = may attend), so no information
+    moves between positions; the data are those of
     :func:`~transformer_lessons.toy.evaluate_reversal` (same seed, same sequences).
     """
     cfg = model.cfg
@@ -29,12 +29,7 @@ def accuracy_attending_to_self_only(model: ToyEncoder, num_sequences: int = 1000
     x, y = make_reversal_batch(num_sequences, cfg.seq_len, cfg.vocab_size, gen)
     model.eval()
     self_only = torch.eye(cfg.seq_len, dtype=torch.bool)  # (T, T): query t sees key t only
-    h = model.embed(x)  # (B, T, d_model); as ToyEncoder.forward
-    if cfg.use_positional_encoding:
-        h = h + model.pe[: cfg.seq_len]
-    for layer in model.layers:
-        h = layer(h, mask=self_only)
-    pred = model.head(h).argmax(-1)  # (B, T)
+    pred = model(x, mask=self_only).argmax(-1)  # (B, T)
     return (pred == y).float().mean().item()
 
 
