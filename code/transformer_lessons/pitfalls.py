@@ -48,27 +48,35 @@ def saturation_stats(d_k: int, scaled: bool, num_queries: int = 256, seq_len: in
     footnote 4).
 
     Returns a dict with
-        ``score_std``: standard deviation of the scores,
+        ``score_std``: standard deviation of the scores fed to the softmax,
         ``max_weight``: mean over queries of the largest attention weight
         (1.0 = one-hot, ``1 / seq_len`` = uniform),
-        ``grad_norm``: mean norm of d(loss)/d(scores) for a random loss on the
-        output: it shrinks towards 0 as softmax saturates.
+        ``grad_norm``: median over queries of ``|d loss / d q|`` for a random loss
+        on the output. This is the gradient that reaches the query, and through it
+        ``W^Q`` (``d loss / d W^Q = x^T d loss / d q``); it includes the
+        ``1 / sqrt(d_k)`` factor when ``scaled``, so the two settings compare fairly.
+        The median, because without scaling the few rows that are not saturated get
+        very large gradients while most get almost none: the mean hides the collapse.
+        ``grad_p90_p10``: 90th over 10th percentile of the same norms, the spread.
     """
     gen = torch.Generator().manual_seed(seed)
     q = torch.randn(num_queries, 1, d_k, generator=gen, dtype=torch.float64)
     k = torch.randn(num_queries, seq_len, d_k, generator=gen, dtype=torch.float64)
     v = torch.randn(num_queries, seq_len, 1, generator=gen, dtype=torch.float64)
+    q.requires_grad_(True)
     scores = (q @ k.transpose(-2, -1)).squeeze(1)  # (N, S)
     if scaled:
         scores = scores / math.sqrt(d_k)
-    scores.requires_grad_(True)
     weights = torch.softmax(scores, dim=-1)  # (N, S)
     out = (weights.unsqueeze(-1) * v).sum(1)  # (N, 1)
     out.sum().backward()
+    grad = q.grad.squeeze(1).norm(dim=-1)  # (N,): |d loss / d q| per query
+    p10, p50, p90 = torch.quantile(grad, torch.tensor([0.1, 0.5, 0.9], dtype=torch.float64)).tolist()
     return {
         "score_std": scores.detach().std().item(),
         "max_weight": weights.detach().max(-1).values.mean().item(),
-        "grad_norm": scores.grad.norm(dim=-1).mean().item(),
+        "grad_norm": p50,
+        "grad_p90_p10": p90 / p10,
     }
 
 

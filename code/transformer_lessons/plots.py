@@ -192,7 +192,7 @@ def saturation_plot(d_ks: Sequence[int], unscaled: Sequence[dict], scaled: Seque
     ax_w.set_ylabel("mean largest weight")
     ax_w.set_ylim(0, 1.05)
     ax_w.set_title("Softmax saturates without scaling")
-    ax_g.set_ylabel("mean |d loss / d scores|")
+    ax_g.set_ylabel("median |d loss / d q|")
     ax_g.set_yscale("log")
     ax_g.set_title("...and its gradient vanishes")
     return fig
