@@ -30,7 +30,7 @@ def test_saturation_grows_with_dk_only_without_scaling():
     assert u_large["max_weight"] > 0.9 > u_small["max_weight"]
     assert abs(s_large["max_weight"] - s_small["max_weight"]) < 0.1
     assert u_large["grad_norm"] < 0.01 * s_large["grad_norm"]  # most queries get almost no gradient
-    assert u_large["grad_p90_p10"] > 1e6 > 10 > s_large["grad_p90_p10"]  # ...and a few get huge ones
+    assert u_large["grad_p90_p10"] > 1e6 and s_large["grad_p90_p10"] < 10  # ...and a few get huge ones
 
 
 def test_permutation_demo_shows_equivariance():
