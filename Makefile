@@ -57,8 +57,9 @@ site: book pdf
 notebooks: venv
 	$(PY) tools/sync_notebooks.py
 
-bench: venv
-	$(PY) benchmarks/bench_toy.py
+# Every benchmark (benchmarks/run.py): one JSON document, benchmarks/results.json, and a summary.
+bench: venv vendor
+	$(PY) benchmarks/run.py
 
 test-lib: venv
 	$(PY) -m pytest tests -m "not book and not pdf and not browser and not notebooks"

@@ -1,0 +1,91 @@
+"""`make bench`: every benchmark of the project, one JSON document, one readable summary.
+
+Each section is a module `benchmarks/bench_<name>.py` with two functions:
+
+    run() -> dict                 # JSON-serialisable figures, measured in this process
+    summary(result: dict) -> str  # a few readable lines, targets and ratios included
+
+Sections run one after the other (never in parallel: the machine has 2 cores and the
+figures are ratios measured side by side). The document is written to
+benchmarks/results.json (committed: the README's figures come from it) and the
+summary is printed.
+
+    .venv/bin/python benchmarks/run.py                 # every section
+    .venv/bin/python benchmarks/run.py library toy     # only these sections
+    .venv/bin/python benchmarks/run.py --out /tmp/x.json toy
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SECTIONS = ["build", "site", "library", "toy"]  # build first: `site` measures what it built
+
+
+def machine() -> dict:
+    import numpy
+    import torch
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "torch": torch.__version__,
+        "os": platform.platform(),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("sections", nargs="*", choices=SECTIONS, help="sections to run (default: all)")
+    parser.add_argument("--out", type=Path, default=HERE / "results.json")
+    args = parser.parse_args(argv)
+    chosen = args.sections or SECTIONS
+
+    sys.path.insert(0, str(HERE))
+    doc = {
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "sections": {},
+    }
+    summaries = []
+    for name in chosen:
+        module = importlib.import_module(f"bench_{name}")
+        print(f"== {name} ...", flush=True)
+        start = time.perf_counter()
+        result = module.run()
+        result["section_seconds"] = round(time.perf_counter() - start, 1)
+        doc["sections"][name] = result
+        summaries.append(f"## {name} ({result['section_seconds']} s)\n{module.summary(result)}")
+        # write after every section: a long run that dies still leaves what it measured
+        args.out.write_text(json.dumps(doc, indent=2) + "\n")
+
+    m = doc["machine"]
+    print(f"\n# Benchmark, {doc['date']}: {m['cpu']}, {m['cores']} cores, torch {m['torch']}\n")
+    print("\n\n".join(summaries))
+    print(f"\nwritten: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
