@@ -70,3 +70,10 @@ def html_dir() -> Path:
 
 def html_page(docname: str) -> Path:
     return HTML / (docname + ".html")
+
+
+def is_executable(docname: str) -> bool:
+    """Whether a toc page is a MyST notebook (jupytext header): it executes, and has
+    Binder/Colab launch buttons opening book/<page>.ipynb."""
+    text = source(docname).read_text()
+    return text.startswith("---") and "jupytext:" in text.split("\n---", 1)[0]

@@ -1,25 +1,55 @@
 """The built site in a real browser (Debian's chromium driven by Playwright), offline.
 
-The site is served from _build/html on 127.0.0.1 by a fixture; every page of _toc.yml is
-opened and every request recorded: none may leave 127.0.0.1, and no page may log a
-console error. MathJax must typeset from the site's own /mathjax/, and quiz answers and
-solutions must stay hidden until their dropdown is clicked.
+The site is served from _build/html on 127.0.0.1. One browser and one tab visit every
+page of _toc.yml once (the ``sweep`` fixture), first at a desktop width (1280 px), then,
+without reloading, at a phone width (390 px); every check below reads what that visit
+recorded, so each page is loaded only once for all of them. Per page:
+
+* requests: none may leave 127.0.0.1, none may fail (network error or HTTP >= 400), and
+  no page may log a console error or throw;
+* images: every ``<img>`` (figures and theme icons) has loaded (naturalWidth > 0) and has
+  meaningful alt text. The rule: the alt text is non-empty; it is not a file name
+  (``heatmap.png``, or the image's own file name); it is not a generic word on its own
+  ("image", "figure", "plot", "png", "logo", ...); it is not matplotlib's repr
+  ("<Figure size 640x480 with 1 Axes>"); and a figure of the lesson (an image in the
+  article's cell outputs or figures) describes what it shows in at least 5 words. A
+  theme icon next to its own text ("Binder logo") needs no more than that;
+* math: MathJax (the site's own /mathjax/) typesets every formula, with no error node and
+  no raw ``$$``, ``\\(`` or ``\\[`` left in the text;
+* phone width: the page itself does not scroll sideways (documentElement.scrollWidth <=
+  390), and anything wider than its box (code, tables, outputs, display math) scrolls
+  inside that box rather than being cut off;
+* axe-core (node_modules/axe-core, pinned in package.json) finds no serious or critical
+  violation of WCAG 2.1 A/AA, at both widths, with the quiz answers and solutions open
+  (so their content is checked too);
+* one visible search control at each width (no second header bar over the sidebar);
+* quiz answers and exercise solutions are hidden until their title is clicked, then
+  visible;
+* executable pages have Binder and Colab launch buttons opening the page's ``.ipynb`` in
+  the repository and branch of _config.yml; every page has the "Download the book" menu
+  whose two links (student and instructor PDF) resolve to PDFs on the served site.
+
+Across the site: the search page finds "positional encoding" and its result leads to the
+page that teaches it; screenshots of the heatmap page at both widths are written to
+_build/screenshots/ for a person to look at.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import urljoin, urlparse
 from urllib.request import urlopen
 
 import pytest
 from bs4 import BeautifulSoup
-from conftest import html_page
+from conftest import ROOT, html_page, is_executable
 
 pytestmark = pytest.mark.browser
 
@@ -33,6 +63,29 @@ LAUNCH_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+# The page with the attention heatmaps that a person should look at, at both widths.
+HEATMAP_PAGE = "book/foundations"
+# The page (and section id) that teaches positional encoding: where search must lead.
+POSITIONAL_ENCODING = ("book/foundations", "positional-encoding")
+# The two PDF editions, as the Makefile's pdf target copies them into the site.
+PDFS = ["pdf/transformer-lessons-student.pdf", "pdf/transformer-lessons-instructor.pdf"]
+
+GENERIC_ALT = {
+    "image", "img", "picture", "photo", "figure", "fig", "graphic", "graph", "plot",
+    "chart", "diagram", "icon", "logo", "output", "png", "jpg", "jpeg", "gif", "svg",
+    "untitled", "alt", "placeholder",
+}  # fmt: skip
+FILE_NAME = re.compile(r"^\S+\.(png|jpe?g|gif|svg|webp|bmp)$", re.IGNORECASE)
+FIGURE_MIN_WORDS = 5
+CHECKS = ["requests", "images", "math", "phone", "axe", "hidden", "launch", "pdf", "layout"]
+
+
+# --- set-up: chromium, axe-core, the served site ---------------------------------------
 
 
 def _free_port() -> int:
@@ -66,10 +119,22 @@ def site(html_dir):
         server.wait(timeout=10)
 
 
+def _ensure_chromium() -> None:
+    """Install Debian's chromium (.ci/system-deps.sh) when it is missing."""
+    if Path(CHROMIUM).exists():
+        return
+    result = subprocess.run(["bash", str(ROOT / ".ci" / "system-deps.sh")], capture_output=True, text=True)
+    if result.returncode != 0 or not Path(CHROMIUM).exists():
+        pytest.fail(
+            f"{CHROMIUM} is missing and `bash .ci/system-deps.sh` could not install it "
+            f"(exit {result.returncode}):\n{(result.stdout + result.stderr)[-2000:]}",
+            pytrace=False,
+        )
+
+
 @pytest.fixture(scope="module")
 def browser():
-    if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
-        pytest.fail("Debian chromium is missing: run `make system-deps`", pytrace=False)
+    _ensure_chromium()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -78,104 +143,421 @@ def browser():
         b.close()
 
 
-class Visit:
-    """A page opened with every request, failed request and console error recorded."""
+@pytest.fixture(scope="module")
+def axe_path() -> Path:
+    """node_modules/axe-core/axe.min.js, installed by `npm ci` at the version package.json pins."""
+    pinned = json.loads((ROOT / "package.json").read_text()).get("devDependencies", {}).get("axe-core")
+    assert pinned and re.fullmatch(r"\d+\.\d+\.\d+", pinned), f"package.json must pin axe-core exactly, not {pinned!r}"
+    if not AXE.exists():
+        pytest.fail(f"{AXE.relative_to(ROOT)} is missing: run `npm ci` (the Makefile's vendor target does)", pytrace=False)
+    installed = json.loads((AXE.parent / "package.json").read_text())["version"]
+    if installed != pinned:
+        pytest.fail(f"node_modules has axe-core {installed}, package.json pins {pinned}: run `npm ci`", pytrace=False)
+    return AXE
 
-    def __init__(self, browser, url: str):
+
+# --- what one page visit records ------------------------------------------------------
+
+
+class Tab:
+    """One browser tab, reused for every page; records requests, failures and errors."""
+
+    def __init__(self, browser):
+        self.context = browser.new_context(viewport=DESKTOP)
+        self.page = self.context.new_page()
+        self.page.set_default_timeout(20000)
         self.requests: list[str] = []
         self.failed: list[str] = []
         self.errors: list[str] = []
-        self.context = browser.new_context()
-        self.page = self.context.new_page()
         self.page.on("request", lambda r: self.requests.append(r.url))
         self.page.on("requestfailed", lambda r: self.failed.append(f"{r.url} ({r.failure})"))
         self.page.on("response", lambda r: r.status >= 400 and self.failed.append(f"{r.url} (HTTP {r.status})"))
         self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.goto(url, wait_until="networkidle")
 
-    def close(self):
+    def open(self, url: str, viewport=DESKTOP) -> None:
+        self.requests.clear()
+        self.failed.clear()
+        self.errors.clear()
+        self.page.set_viewport_size(viewport)
+        self.page.goto(url, wait_until="networkidle")
+        # MathJax typesets after load; wait for it where the page uses it
+        self.page.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null")
+
+    def resize(self, viewport) -> None:
+        self.page.set_viewport_size(viewport)
+        # pydata-sphinx-theme makes boxes that scroll focusable (tabindex=0, which axe's
+        # scrollable-region-focusable wants) in a resize handler debounced by 300 ms
+        self.page.wait_for_timeout(500)
+
+    def close(self) -> None:
         self.context.close()
 
 
-@pytest.fixture
-def visit(browser):
-    opened = []
-
-    def _open(url):
-        v = Visit(browser, url)
-        opened.append(v)
-        return v
-
-    yield _open
-    for v in opened:
-        v.close()
+def _foreign(urls: list[str]) -> list[str]:
+    out = set()
+    for u in urls:
+        p = urlparse(u)
+        if p.scheme in ("data", "blob", "about"):
+            continue
+        if p.scheme not in ("http", "https", "ws", "wss") or p.hostname != "127.0.0.1":
+            out.add(u)
+    return sorted(out)
 
 
-def test_every_page_is_offline_and_clean(site, visit, toc_files):
+def check_requests(tab: Tab) -> list[str]:
     problems = []
-    for doc in toc_files:
-        v = visit(f"{site}/{doc}.html")
-        foreign = sorted({u for u in v.requests if urlparse(u).hostname not in ("127.0.0.1", None) and not u.startswith("data:")})
-        if foreign:
-            problems.append(f"{doc}: requests to other hosts: {foreign}")
-        if v.failed:
-            problems.append(f"{doc}: failed requests: {v.failed}")
-        if v.errors:
-            problems.append(f"{doc}: console errors: {v.errors}")
-        if any("thebe" in u for u in v.requests):
-            problems.append(f"{doc}: loads sphinx-thebe, which is disabled")
-        broken = v.page.eval_on_selector_all("article img", "imgs => imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)")
-        if broken:
-            problems.append(f"{doc}: images that did not load: {broken}")
-        v.close()
-    assert not problems, "\n".join(problems)
+    if foreign := _foreign(tab.requests):
+        problems.append(f"requests to other hosts: {foreign}")
+    if tab.failed:
+        problems.append(f"failed requests: {tab.failed}")
+    if tab.errors:
+        problems.append(f"console errors: {tab.errors}")
+    return problems
 
 
-def _math_pages(toc_files) -> list[str]:
-    return [doc for doc in toc_files if BeautifulSoup(html_page(doc).read_text(), "html.parser").select("article .math")]
+IMAGES_JS = """() => [...document.querySelectorAll('img')].map(i => ({
+    src: i.currentSrc || i.src, alt: i.getAttribute('alt'), loaded: i.complete && i.naturalWidth > 0,
+    figure: !!i.closest('article .cell_output, article figure')}))"""
 
 
-def test_mathjax_typesets_from_the_site(site, visit, toc_files):
-    pages = _math_pages(toc_files)
-    assert pages, "no page with math ($...$ or $$...$$) in the book"
-    for doc in pages:
-        v = visit(f"{site}/{doc}.html")
-        # the first formula may sit in a closed dropdown: wait for any typeset one, visible or not
-        v.page.wait_for_selector("mjx-container", state="attached", timeout=20000)
-        assert any(urlparse(u).path.startswith("/mathjax/") for u in v.requests), f"{doc}: MathJax not loaded from /mathjax/"
-        assert v.page.locator("mjx-merror").count() == 0, f"{doc}: MathJax reports errors"
-        raw = v.page.evaluate(
-            "() => { const a = document.querySelector('article').cloneNode(true);"
-            " a.querySelectorAll('pre, code, script, mjx-container, mjx-assistive-mml').forEach(e => e.remove());"
-            " return a.innerText; }"
-        )
-        for delimiter in ("$$", "\\(", "\\["):
-            assert delimiter not in raw, f"{doc}: untypeset math ({delimiter}) left in the text"
+def alt_problem(alt: str | None, src: str, figure: bool) -> str | None:
+    """Why ``alt`` is not meaningful alt text for the image at ``src`` (None: it is)."""
+    if alt is None or not alt.strip():
+        return "no alt text"
+    text = alt.strip()
+    name = Path(urlparse(src).path).name
+    if FILE_NAME.match(text) or text == name:
+        return f"alt text is a file name: {text!r}"
+    if re.sub(r"[^a-z ]", "", text.lower()).strip() in GENERIC_ALT:
+        return f"generic alt text: {text!r}"
+    if text.startswith(("<Figure", "<matplotlib")):
+        return f"alt text is matplotlib's repr: {text!r}"
+    if figure and len(text.split()) < FIGURE_MIN_WORDS:
+        return f"a figure's alt text should describe it (at least {FIGURE_MIN_WORDS} words): {text!r}"
+    return None
 
 
-def _hidden_boxes(toc_files):
-    found = []
-    for doc in toc_files:
-        art = BeautifulSoup(html_page(doc).read_text(), "html.parser").select_one("article")
-        n_answers, n_solutions = len(art.select(".quiz-answer")), len(art.select("div.solution"))
-        if n_answers or n_solutions:
-            found.append((doc, n_answers, n_solutions))
-    return found
+def check_images(tab: Tab) -> list[str]:
+    problems = []
+    for img in tab.page.evaluate(IMAGES_JS):
+        short = img["src"][-60:]
+        if not img["loaded"]:
+            problems.append(f"image did not load: {short}")
+        if why := alt_problem(img["alt"], img["src"], img["figure"]):
+            problems.append(f"{why} ({short})")
+    return problems
 
 
-def test_answers_and_solutions_open_only_when_clicked(site, visit, toc_files):
-    pages = _hidden_boxes(toc_files)
-    assert pages, "no quiz answer or exercise solution anywhere on the site"
-    for doc, _, _ in pages:
-        v = visit(f"{site}/{doc}.html")
-        boxes = v.page.locator("article .quiz-answer, article div.solution")
-        for i in range(boxes.count()):
-            box = boxes.nth(i)
-            body = box.locator(":scope > :not(.admonition-title):not(button)").first
-            box.scroll_into_view_if_needed()
-            assert not body.is_visible(), f"{doc}: box {i} is visible before it is clicked"
-            box.locator(".admonition-title").first.click()
+def check_one_search_control(tab: Tab, width: str) -> list[str]:
+    """One visible search button: pydata-sphinx-theme 0.17 adds a second one in a header bar
+    that covers the sidebar unless navbar_persistent is set (book/_ext/accessibility.py)."""
+    n = tab.page.evaluate(
+        "() => [...document.querySelectorAll('.search-button__button')].filter(b => b.checkVisibility()).length"
+    )
+    return [] if n == 1 else [f"[{width}] {n} visible search buttons, expected 1"]
+
+
+def _has_math(doc: str) -> bool:
+    return bool(BeautifulSoup(html_page(doc).read_text(), "html.parser").select("article .math"))
+
+
+RAW_TEXT_JS = """() => { const a = document.querySelector('article').cloneNode(true);
+    a.querySelectorAll('pre, code, script, mjx-container, mjx-assistive-mml').forEach(e => e.remove());
+    return a.innerText; }"""
+
+
+def check_math(tab: Tab, doc: str) -> list[str]:
+    if not _has_math(doc):
+        return []
+    page, problems = tab.page, []
+    # the first formula may sit in a closed dropdown: wait for any typeset one, visible or not
+    page.wait_for_selector("mjx-container", state="attached", timeout=20000)
+    if not any(urlparse(u).path.startswith("/mathjax/") for u in tab.requests):
+        problems.append("MathJax not loaded from the site's /mathjax/")
+    if page.locator("mjx-merror").count():
+        problems.append("MathJax reports errors (mjx-merror)")
+    raw = page.evaluate(RAW_TEXT_JS)
+    problems += [f"untypeset math ({d}) left in the text" for d in ("$$", "\\(", "\\[") if d in raw]
+    return problems
+
+
+# An element wider than its box must be a scroll container (overflow-x auto/scroll); content
+# cut off by overflow: hidden does not count as scrolling. MathJax's assistive MathML is
+# visually hidden on purpose (clipped to 1 px) and is left out.
+PHONE_JS = """() => {
+  const W = window.innerWidth, doc = document.documentElement, problems = [];
+  let scrolling = 0;
+  const name = e => e.tagName.toLowerCase() + (e.className && typeof e.className === 'string'
+      ? '.' + e.className.trim().split(/\\s+/).slice(0, 3).join('.') : '');
+  const all = [...document.querySelectorAll('article *')].filter(e => !e.closest('mjx-assistive-mml'));
+  const ox = new Map(all.map(e => [e, getComputedStyle(e).overflowX]));
+  const clipper = d => { let a = d.parentElement; while (a && (ox.get(a) || 'visible') === 'visible') a = a.parentElement; return a; };
+  const cut = new Map();  // a box that clips -> the first thing it cuts off
+  for (const d of all) {
+    const r = d.getBoundingClientRect();
+    if (r.width === 0) continue;
+    const c = clipper(d);
+    if (!c || cut.has(c) || !['hidden', 'clip'].includes(ox.get(c))) continue;
+    const b = c.getBoundingClientRect();
+    if (r.right > b.right + 1 || r.left < b.left - 1) cut.set(c, d);
+  }
+  for (const [c, d] of cut) {
+    problems.push(`${name(c)} cuts off ${name(d)} (overflow-x: ${ox.get(c)}): "${c.textContent.trim().slice(0, 40)}"`);
+  }
+  for (const e of all) {
+    if (['auto', 'scroll'].includes(ox.get(e)) && e.clientWidth > 1 && e.scrollWidth > e.clientWidth + 1) scrolling++;
+  }
+  if (doc.scrollWidth > W) {
+    const wide = [...document.querySelectorAll('article *')]
+      .filter(e => e.getBoundingClientRect().right > W + 1 && !e.closest('pre, table, mjx-container'))
+      .slice(0, 5).map(e => `${name(e)} "${(e.textContent || '').trim().slice(0, 40)}"`);
+    problems.unshift(`the page scrolls sideways: ${doc.scrollWidth} px wide at ${W} px; too wide: ${wide.join(', ')}`);
+  }
+  return {problems, scrolling};
+}"""
+
+
+def check_phone(tab: Tab, counters: dict) -> list[str]:
+    result = tab.page.evaluate(PHONE_JS)
+    counters["scrolling_boxes"] += result["scrolling"]
+    return result["problems"]
+
+
+def run_axe(tab: Tab, axe_path: Path, width: str) -> list[str]:
+    page = tab.page
+    page.mouse.move(0, 0)  # no hover colours left over from earlier clicks
+    if not page.evaluate("() => typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(axe_path))
+    violations = page.evaluate(
+        "async (tags) => (await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']}))"
+        ".violations.map(v => ({id: v.id, impact: v.impact, help: v.help,"
+        " nodes: v.nodes.slice(0, 3).map(n => n.target.join(' ') + ': ' + (n.failureSummary || '').split('\\n').slice(1, 2).join('').trim())}))",
+        AXE_TAGS,
+    )
+    return [
+        f"[{width}] {v['impact']} {v['id']} ({v['help']}): {v['nodes']}"
+        for v in violations
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+def _hidden_boxes(doc: str) -> int:
+    art = BeautifulSoup(html_page(doc).read_text(), "html.parser").select_one("article")
+    return len(art.select(".quiz-answer, div.solution"))
+
+
+def check_hidden_until_clicked(tab: Tab, doc: str) -> list[str]:
+    """Open every quiz answer and solution: hidden before the click, visible after it."""
+    problems = []
+    boxes = tab.page.locator("article .quiz-answer, article div.solution")
+    for i in range(boxes.count()):
+        box = boxes.nth(i)
+        body = box.locator(":scope > :not(.admonition-title):not(button)").first
+        box.scroll_into_view_if_needed()
+        if body.is_visible():
+            problems.append(f"box {i} is visible before it is clicked")
+            continue
+        box.locator(".admonition-title").first.click()
+        try:
             body.wait_for(state="visible", timeout=5000)
-            assert body.is_visible(), f"{doc}: box {i} did not open when clicked"
-        assert not v.errors, f"{doc}: console errors: {v.errors}"
+        except Exception:  # noqa: BLE001 - reported as a problem of this page
+            problems.append(f"box {i} did not open when clicked")
+    return problems
+
+
+def expected_launch_urls(doc: str, config: dict) -> dict[str, str]:
+    """The Binder and Colab URLs of an executable page, from _config.yml."""
+    repo, launch = config["repository"], config["launch_buttons"]
+    org_repo = urlparse(repo["url"]).path.strip("/")
+    path = (repo.get("path_to_book") or "").strip("/")
+    notebook = "/".join(p for p in (path, doc + ".ipynb") if p)
+    ui = {"jupyterlab": "lab/tree", "classic": "tree"}[launch.get("notebook_interface", "classic")]
+    return {
+        "Binder": f"{launch['binderhub_url'].rstrip('/')}/v2/gh/{org_repo}/{repo['branch']}?urlpath={ui}/{notebook}",
+        "Colab": f"{launch['colab_url'].rstrip('/')}/github/{org_repo}/blob/{repo['branch']}/{notebook}",
+    }
+
+
+def _menu_links(tab: Tab, dropdown: str) -> dict[str, str] | None:
+    """Open a header dropdown; {visible link text: href} of its items, None if absent."""
+    page = tab.page
+    toggle = page.locator(f".article-header-buttons {dropdown} > button")
+    if toggle.count() == 0:
+        return None
+    toggle.first.click()
+    items = page.locator(f".article-header-buttons {dropdown} .dropdown-menu a")
+    items.first.wait_for(state="visible", timeout=5000)
+    links = {items.nth(i).inner_text().strip(): items.nth(i).get_attribute("href") for i in range(items.count())}
+    page.keyboard.press("Escape")
+    return links
+
+
+def check_launch(tab: Tab, doc: str, config: dict) -> list[str]:
+    if not is_executable(doc):
+        return []
+    links = _menu_links(tab, ".dropdown-launch-buttons")
+    if links is None:
+        return ["executable page without launch buttons"]
+    problems = []
+    for name, url in expected_launch_urls(doc, config).items():
+        if links.get(name) != url:
+            problems.append(f"{name} button points at {links.get(name)!r}, expected {url!r}")
+    if not (ROOT / (doc + ".ipynb")).is_file():
+        problems.append(f"launch buttons open {doc}.ipynb, which is not in the repository")
+    return problems
+
+
+def check_pdf_menu(tab: Tab, pdf_urls: set) -> list[str]:
+    links = _menu_links(tab, ".dropdown-download-book-buttons")
+    if links is None:
+        return ['no "Download the book" menu (book/_ext/pdf_links.py)']
+    targets = {urlparse(urljoin(tab.page.url, href)).path.lstrip("/"): urljoin(tab.page.url, href) for href in links.values()}
+    if sorted(targets) != sorted(PDFS):
+        return [f"PDF links point at {sorted(targets)}, expected {PDFS}"]
+    pdf_urls.update(targets.values())
+    return []
+
+
+# --- the sweep: every page opened once -----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sweep(site, browser, axe_path, toc_files, book_config):
+    """{check: [problem, ...]} over every page of the table of contents, and counters."""
+    problems: dict[str, list[str]] = {c: [] for c in CHECKS}
+    counters = {"scrolling_boxes": 0, "hidden_boxes": 0, "launch_pages": 0}
+    pdf_urls: set[str] = set()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    tab = Tab(browser)
+
+    def record(check, doc, fn, *args):
+        try:
+            found = fn(*args)
+        except Exception as e:  # noqa: BLE001 - a check that crashes is a problem of that page
+            found = [f"the check raised {type(e).__name__}: {str(e).splitlines()[0][:300]}"]
+        problems[check] += [f"{doc}: {p}" for p in found]
+
+    try:
+        for doc in toc_files:
+            try:
+                tab.open(f"{site}/{doc}.html")
+            except Exception as e:  # noqa: BLE001
+                problems["requests"].append(f"{doc}: could not be opened: {e}")
+                continue
+            record("images", doc, check_images, tab)
+            record("math", doc, check_math, tab, doc)
+            record("launch", doc, check_launch, tab, doc, book_config)
+            counters["launch_pages"] += is_executable(doc)
+            record("pdf", doc, check_pdf_menu, tab, pdf_urls)
+            record("axe", doc, run_axe, tab, axe_path, "1280 px")
+            record("layout", doc, check_one_search_control, tab, "1280 px")
+            if doc == HEATMAP_PAGE:
+                tab.page.screenshot(path=str(SCREENSHOTS / "heatmap-page-desktop-1280.png"), full_page=True)
+            if _hidden_boxes(doc):
+                counters["hidden_boxes"] += _hidden_boxes(doc)
+                record("hidden", doc, check_hidden_until_clicked, tab, doc)
+            tab.resize(PHONE)
+            record("phone", doc, check_phone, tab, counters)
+            record("axe", doc, run_axe, tab, axe_path, "390 px")
+            record("layout", doc, check_one_search_control, tab, "390 px")
+            if doc == HEATMAP_PAGE:
+                tab.page.evaluate("() => window.scrollTo(0, 0)")
+                tab.page.screenshot(path=str(SCREENSHOTS / "heatmap-page-phone-390.png"), full_page=True)
+            # last: everything above (clicks, axe, resizing) must not have caused errors either
+            record("requests", doc, check_requests, tab)
+    finally:
+        tab.close()
+    for url in sorted(pdf_urls):
+        try:
+            with urlopen(url, timeout=10) as r:
+                kind, head = r.headers.get("Content-Type", ""), r.read(5)
+                if r.status != 200 or kind != "application/pdf" or head != b"%PDF-":
+                    problems["pdf"].append(f"{url}: HTTP {r.status}, {kind}, starts {head!r}")
+        except OSError as e:
+            problems["pdf"].append(f"{url}: {e} (run `make pdf`: it copies both PDFs into _build/html/pdf/)")
+    return {"problems": problems, "counters": counters, "pdf_urls": pdf_urls}
+
+
+def _assert_clean(sweep, check: str) -> None:
+    found = sweep["problems"][check]
+    assert not found, f"{len(found)} problem(s):\n" + "\n".join(found)
+
+
+def test_every_page_is_offline_and_clean(sweep):
+    _assert_clean(sweep, "requests")
+
+
+def test_images_load_and_have_meaningful_alt_text(sweep):
+    _assert_clean(sweep, "images")
+
+
+def test_mathjax_typesets_from_the_site(sweep, toc_files):
+    assert any(_has_math(doc) for doc in toc_files), "no page with math ($...$ or $$...$$) in the book"
+    _assert_clean(sweep, "math")
+
+
+def test_phone_width_does_not_scroll_sideways(sweep):
+    _assert_clean(sweep, "phone")
+    # the case the check is about exists: some code or output is wider than a phone
+    assert sweep["counters"]["scrolling_boxes"] > 0, "no box scrolls sideways at 390 px: is the check looking?"
+
+
+def test_one_search_control_and_no_second_header(sweep):
+    _assert_clean(sweep, "layout")
+
+
+def test_no_serious_accessibility_violation(sweep):
+    _assert_clean(sweep, "axe")
+
+
+def test_answers_and_solutions_open_only_when_clicked(sweep):
+    assert sweep["counters"]["hidden_boxes"], "no quiz answer or exercise solution anywhere on the site"
+    _assert_clean(sweep, "hidden")
+
+
+def test_launch_buttons_open_the_pages_notebook(sweep):
+    assert sweep["counters"]["launch_pages"], "no executable page in the table of contents"
+    _assert_clean(sweep, "launch")
+
+
+def test_pdf_download_links_resolve(sweep):
+    _assert_clean(sweep, "pdf")
+    assert len(sweep["pdf_urls"]) == len(PDFS), f"PDF links found: {sorted(sweep['pdf_urls'])}"
+
+
+def test_heatmap_screenshots_are_saved(sweep):
+    assert "heatmap" in " ".join(img.get("alt", "") for img in BeautifulSoup(html_page(HEATMAP_PAGE).read_text(), "html.parser").select("article img")).lower(), (
+        f"{HEATMAP_PAGE} has no heatmap figure any more: point HEATMAP_PAGE at the page that has"
+    )
+    for name in ("heatmap-page-desktop-1280.png", "heatmap-page-phone-390.png"):
+        shot = SCREENSHOTS / name
+        assert shot.is_file() and shot.stat().st_size > 10_000, f"screenshot {shot} missing or empty"
+
+
+# --- search ----------------------------------------------------------------------------
+
+
+def test_search_finds_positional_encoding(site, browser, axe_path):
+    doc, section = POSITIONAL_ENCODING
+    assert BeautifulSoup(html_page(doc).read_text(), "html.parser").select_one(f"article section#{section}"), (
+        f"{doc} has no section #{section} any more: update POSITIONAL_ENCODING"
+    )
+    tab = Tab(browser)
+    try:
+        tab.open(f"{site}/search.html?q=positional+encoding")
+        results = tab.page.locator("#search-results ul.search li a")
+        results.first.wait_for(state="attached", timeout=20000)
+        tab.page.wait_for_function("() => !document.querySelector('#search-progress')?.textContent.startsWith('Preparing')")
+        hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
+        target = next((h for h in hrefs if urlparse(h).path.endswith(f"{doc}.html") and urlparse(h).fragment == section), None)
+        assert target, f"no search result links to {doc}.html#{section}; results: {hrefs}"
+        assert not run_axe(tab, axe_path, "search page"), run_axe(tab, axe_path, "search page")
+        assert not check_requests(tab), check_requests(tab)
+        tab.page.locator(f'#search-results ul.search li a[href="{target}"]').first.click()
+        tab.page.wait_for_load_state("networkidle")
+        heading = tab.page.locator(f"section#{section} > h2").first.inner_text()
+        assert "positional encoding" in heading.lower(), f"the result opened a section titled {heading!r}"
+        assert urlparse(tab.page.url).path.endswith(f"{doc}.html")
+    finally:
+        tab.close()
