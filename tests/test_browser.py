@@ -20,8 +20,8 @@ recorded, so each page is loaded only once for all of them. Per page:
   390), and anything wider than its box (code, tables, outputs, display math) scrolls
   inside that box rather than being cut off;
 * axe-core (node_modules/axe-core, pinned in package.json) finds no serious or critical
-  violation of WCAG 2.1 A/AA, at both widths, with the quiz answers and solutions open
-  (so their content is checked too);
+  violation of WCAG 2.1 A/AA, at both widths and, at the phone width, in dark mode too,
+  with the quiz answers and solutions open (so their content is checked too);
 * one visible search control at each width (no second header bar over the sidebar);
 * quiz answers and exercise solutions are hidden until their title is clicked, then
   visible;
@@ -30,8 +30,8 @@ recorded, so each page is loaded only once for all of them. Per page:
   whose two links (student and instructor PDF) resolve to PDFs on the served site.
 
 Across the site: the search page finds "positional encoding" and its result leads to the
-page that teaches it; screenshots of the heatmap page at both widths are written to
-_build/screenshots/ for a person to look at.
+page that teaches it; screenshots of the heatmap page at both widths (and dark mode at
+the phone width) are written to _build/screenshots/ for a person to look at.
 """
 
 from __future__ import annotations
@@ -180,6 +180,7 @@ class Tab:
         self.failed.clear()
         self.errors.clear()
         self.page.set_viewport_size(viewport)
+        self.page.emulate_media(color_scheme="light")
         self.page.goto(url, wait_until="networkidle")
         # MathJax typesets after load; wait for it where the page uses it
         self.page.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null")
@@ -189,6 +190,11 @@ class Tab:
         # pydata-sphinx-theme makes boxes that scroll focusable (tabindex=0, which axe's
         # scrollable-region-focusable wants) in a resize handler debounced by 300 ms
         self.page.wait_for_timeout(500)
+
+    def dark(self) -> None:
+        """Switch the reader's system to dark mode; the theme (mode "auto") follows it."""
+        self.page.emulate_media(color_scheme="dark")
+        self.page.wait_for_function("() => document.documentElement.dataset.theme === 'dark'", timeout=5000)
 
     def close(self) -> None:
         self.context.close()
@@ -361,8 +367,11 @@ def check_hidden_until_clicked(tab: Tab, doc: str) -> list[str]:
         box.locator(".admonition-title").first.click()
         try:
             body.wait_for(state="visible", timeout=5000)
+            # sphinx-togglebutton fades the body in (0.3 s): wait for full opacity, so
+            # that axe (run next) measures the contrast of the text as it ends up
+            tab.page.wait_for_function("e => getComputedStyle(e).opacity === '1'", arg=body.element_handle(), timeout=5000)
         except Exception:  # noqa: BLE001 - reported as a problem of this page
-            problems.append(f"box {i} did not open when clicked")
+            problems.append(f"box {i} did not open (fully) when clicked")
     return problems
 
 
@@ -419,6 +428,17 @@ def check_pdf_menu(tab: Tab, pdf_urls: set) -> list[str]:
     return []
 
 
+def run_axe_dark(tab: Tab, axe_path: Path, width: str) -> list[str]:
+    tab.dark()
+    return run_axe(tab, axe_path, width)
+
+
+def screenshot(tab: Tab, name: str) -> None:
+    """The whole page, from the top, into _build/screenshots/ (for a person to look at)."""
+    tab.page.evaluate("() => window.scrollTo(0, 0)")
+    tab.page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+
+
 # --- the sweep: every page opened once -----------------------------------------------
 
 
@@ -453,7 +473,7 @@ def sweep(site, browser, axe_path, toc_files, book_config):
             record("axe", doc, run_axe, tab, axe_path, "1280 px")
             record("layout", doc, check_one_search_control, tab, "1280 px")
             if doc == HEATMAP_PAGE:
-                tab.page.screenshot(path=str(SCREENSHOTS / "heatmap-page-desktop-1280.png"), full_page=True)
+                screenshot(tab, "heatmap-page-desktop-1280.png")
             if _hidden_boxes(doc):
                 counters["hidden_boxes"] += _hidden_boxes(doc)
                 record("hidden", doc, check_hidden_until_clicked, tab, doc)
@@ -462,8 +482,10 @@ def sweep(site, browser, axe_path, toc_files, book_config):
             record("axe", doc, run_axe, tab, axe_path, "390 px")
             record("layout", doc, check_one_search_control, tab, "390 px")
             if doc == HEATMAP_PAGE:
-                tab.page.evaluate("() => window.scrollTo(0, 0)")
-                tab.page.screenshot(path=str(SCREENSHOTS / "heatmap-page-phone-390.png"), full_page=True)
+                screenshot(tab, "heatmap-page-phone-390.png")
+            record("axe", doc, run_axe_dark, tab, axe_path, "390 px, dark mode")
+            if doc == HEATMAP_PAGE:
+                screenshot(tab, "heatmap-page-phone-390-dark.png")
             # last: everything above (clicks, axe, resizing) must not have caused errors either
             record("requests", doc, check_requests, tab)
     finally:
@@ -530,9 +552,27 @@ def test_heatmap_screenshots_are_saved(sweep):
     assert "heatmap" in " ".join(img.get("alt", "") for img in BeautifulSoup(html_page(HEATMAP_PAGE).read_text(), "html.parser").select("article img")).lower(), (
         f"{HEATMAP_PAGE} has no heatmap figure any more: point HEATMAP_PAGE at the page that has"
     )
-    for name in ("heatmap-page-desktop-1280.png", "heatmap-page-phone-390.png"):
+    for name in ("heatmap-page-desktop-1280.png", "heatmap-page-phone-390.png", "heatmap-page-phone-390-dark.png"):
         shot = SCREENSHOTS / name
         assert shot.is_file() and shot.stat().st_size > 10_000, f"screenshot {shot} missing or empty"
+
+
+@pytest.mark.parametrize(
+    ("alt", "src", "figure", "ok"),
+    [
+        ("Binder logo", "../_static/images/logo_binder.svg", False, True),
+        ("Heatmap of attention weights, queries down, keys across", "../_images/abc.png", True, True),
+        ("", "x.png", False, False),
+        (None, "x.png", False, False),
+        ("heatmap.png", "../_images/abc.png", True, False),
+        ("abc.png", "../_images/abc.png", False, False),
+        ("Image", "x.png", False, False),
+        ("<Figure size 640x480 with 1 Axes>", "x.png", True, False),
+        ("Attention heatmap", "x.png", True, False),  # a figure needs a description
+    ],
+)
+def test_alt_text_rule(alt, src, figure, ok):
+    assert (alt_problem(alt, src, figure) is None) == ok, alt_problem(alt, src, figure)
 
 
 # --- search ----------------------------------------------------------------------------
