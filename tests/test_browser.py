@@ -6,7 +6,10 @@ without reloading, at a phone width (390 px); every check below reads what that 
 recorded, so each page is loaded only once for all of them. Per page:
 
 * requests: none may leave 127.0.0.1, none may fail (network error or HTTP >= 400), and
-  no page may log a console error or throw;
+  no page may log a console error or throw, during the whole visit (clicks, resizing,
+  dark mode included). There is no allow-list: the noise the untouched theme made (a
+  favicon probe, sphinx-thebe, the "invalid theme mode" log) was removed at its source
+  (html.favicon, the extension list and html_context in _config.yml);
 * images: every ``<img>`` (figures and theme icons) has loaded (naturalWidth > 0) and has
   meaningful alt text. The rule: the alt text is non-empty; it is not a file name
   (``heatmap.png``, or the image's own file name); it is not a generic word on its own
@@ -38,7 +41,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -219,6 +221,8 @@ def check_requests(tab: Tab) -> list[str]:
         problems.append(f"failed requests: {tab.failed}")
     if tab.errors:
         problems.append(f"console errors: {tab.errors}")
+    if thebe := sorted({u for u in tab.requests if "thebe" in urlparse(u).path}):
+        problems.append(f"loads sphinx-thebe, which is disabled (Binder/Colab instead): {thebe}")
     return problems
 
 
