@@ -18,15 +18,20 @@ from __future__ import annotations
 
 import time
 import tracemalloc
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
 
 def best_time(fn: Callable, *args, repeats: int = 5, **kwargs) -> float:
-    """Seconds taken by ``fn(*args, **kwargs)``: the minimum over ``repeats`` calls."""
+    """Seconds taken by ``fn(*args, **kwargs)``: the minimum over ``repeats`` calls.
+
+    One untimed call comes first: it warms caches and thread pools, which
+    would otherwise make the first timed call slower than the others.
+    """
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
+    fn(*args, **kwargs)  # warm-up, not timed
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -35,18 +40,21 @@ def best_time(fn: Callable, *args, repeats: int = 5, **kwargs) -> float:
     return min(times)
 
 
-def interleaved_times(fns: Mapping[str, Callable[[], object]], repeats: int = 5) -> dict[str, list[float]]:
+def interleaved_times(fns: Mapping[Hashable, Callable[[], object]], repeats: int = 5) -> dict[Hashable, list[float]]:
     """Time several zero-argument callables in turn, ``repeats`` rounds.
 
     Each round calls every function once, so a burst of load from another
-    process hits all of them alike; compare their minima (or medians).
+    process hits all of them alike; compare their minima (or medians). An
+    untimed warm-up round comes first.
 
     Returns:
         ``{name: [seconds of round 1, round 2, ...]}``.
     """
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
-    times: dict[str, list[float]] = {name: [] for name in fns}
+    for fn in fns.values():  # warm-up round, not timed
+        fn()
+    times: dict[Hashable, list[float]] = {name: [] for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
             start = time.perf_counter()
