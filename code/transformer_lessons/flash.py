@@ -83,38 +83,44 @@ def flash_attention(q, k, v, mask=None, block_q: int = 64, block_k: int = 64) ->
     q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
     _check_inputs(q, k, v)
     dtype = np.result_type(q, k, v, np.float32)  # ints -> float64; float32 stays float32
-    q, k, v = q.astype(dtype, copy=False), k.astype(dtype, copy=False), v.astype(dtype, copy=False)
+    q, k, v = (a.astype(dtype, copy=False) for a in (q, k, v))
 
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     t, s, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
     if mask is not None:
         mask = _check_mask(mask, batch + (t, s))
-        mask = np.broadcast_to(mask, batch + (t, s))  # a view, no copy: lets us slice any block
+        # a read-only view, no copy: lets us slice any (Bq, Bk) block
+        mask = np.broadcast_to(mask, batch + (t, s))  # (..., T, S)
     q_blocks, k_blocks = block_slices(t, block_q), block_slices(s, block_k)
-    sqrt_d_k = math.sqrt(q.shape[-1])  # a Python float: does not promote float32 to float64
+    sqrt_d_k = math.sqrt(q.shape[-1])  # a Python float: keeps float32 as float32
     k_t = np.swapaxes(k, -1, -2)  # (..., S, d_k) -> (..., d_k, S), a view
 
-    output = np.zeros(batch + (t, d_v), dtype=dtype)  # (..., T, d_v); rows that attend to nothing stay 0
+    # rows that may attend to nothing keep their zeros
+    output = np.zeros(batch + (t, d_v), dtype=dtype)  # (..., T, d_v)
     for rows in q_blocks:
         q_i = q[..., rows, :]  # (..., Bq, d_k)
         n = rows.stop - rows.start
         m = np.full(batch + (n, 1), -np.inf, dtype=dtype)  # running max, (..., Bq, 1)
         l = np.zeros(batch + (n, 1), dtype=dtype)  # running denominator, (..., Bq, 1)
-        acc = np.zeros(batch + (n, d_v), dtype=dtype)  # un-normalised output, (..., Bq, d_v)
+        acc = np.zeros(batch + (n, d_v), dtype=dtype)  # un-normalised output
         for cols in k_blocks:
-            scores = q_i @ k_t[..., :, cols] / sqrt_d_k  # (..., Bq, d_k) @ (..., d_k, Bk) -> (..., Bq, Bk)
+            # (..., Bq, d_k) @ (..., d_k, Bk) -> (..., Bq, Bk): one tile of scores
+            scores = q_i @ k_t[..., :, cols] / sqrt_d_k
             if mask is not None:
                 scores = np.where(mask[..., rows, cols], scores, -np.inf)
             m_new = np.maximum(m, scores.max(axis=-1, keepdims=True))  # (..., Bq, 1)
-            # A row with no allowed key so far has m_new = -inf; shift it by 0 instead
-            # (its p is then exp(-inf) = 0, and l and acc stay 0).
+            # A row with no allowed key so far has m_new = -inf; shift it by 0
+            # instead (its p is then exp(-inf) = 0, and l and acc stay 0).
             shift = np.where(np.isfinite(m_new), m_new, 0.0).astype(dtype, copy=False)
-            with np.errstate(over="ignore"):  # s - shift may overflow to -inf, whose exp is the right 0
+            # s - shift may overflow to -inf, whose exp is the right 0
+            with np.errstate(over="ignore"):
                 p = np.exp(scores - shift)  # (..., Bq, Bk), entries in [0, 1]
-                alpha = np.exp(m - shift)  # rescales the old sums: exp(m_old - m_new), (..., Bq, 1)
+                alpha = np.exp(m - shift)  # exp(m_old - m_new), (..., Bq, 1)
             l = alpha * l + p.sum(axis=-1, keepdims=True)  # (..., Bq, 1)
-            acc = alpha * acc + p @ v[..., cols, :]  # (..., Bq, Bk) @ (..., Bk, d_v) -> (..., Bq, d_v)
+            # (..., Bq, Bk) @ (..., Bk, d_v) -> (..., Bq, d_v)
+            acc = alpha * acc + p @ v[..., cols, :]
             m = m_new
-        # acc / l is softmax(scores) @ v for these rows; a row with l = 0 attended to nothing.
-        np.divide(acc, l, out=output[..., rows, :], where=l > 0)  # writes into the (..., Bq, d_v) slice
+        # acc / l = softmax(scores) @ v for these rows; l = 0: nothing attended to.
+        # Writes into output's (..., Bq, d_v) slice.
+        np.divide(acc, l, out=output[..., rows, :], where=l > 0)
     return output
