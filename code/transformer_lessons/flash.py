@@ -13,9 +13,10 @@ blocks stream past (Dao et al., 2022, Algorithm 1; Milakov and Gimelshein, 2018)
 
 When a new block raises the maximum from ``m_old`` to ``m_new``, everything
 accumulated so far was measured against the old maximum and is rescaled by
-``exp(m_old - m_new)``. After the last block, ``acc / l`` is exactly
-``softmax(scores) @ v``: the arithmetic (and its FLOP count) is the same as the
-plain version, only the order of the sums changes.
+``exp(m_old - m_new)``. After the last block, ``acc / l`` equals
+``softmax(scores) @ v`` (up to rounding): the two matrix products and their FLOP
+count are those of the plain version; only the order of the sums changes, plus
+one rescaling per key block.
 
 This NumPy version shows the memory saving; it is not fast. The speed of
 FlashAttention comes from a fused GPU kernel that keeps each tile in on-chip
