@@ -17,7 +17,10 @@ attention, time and tracemalloc peak memory.
 Timing: the two sides of each ratio run interleaved (A, B, A, B, ...) after a warm-up
 round, so a burst of load from another process hits both alike; the verdict uses the
 ratio of the minima (other processes only ever add time), and the ratio of the medians
-is recorded beside it. PyTorch runs with its default number of threads, recorded.
+is recorded beside it. Each call is preceded by an untimed 10 ms pause: PyTorch's
+OpenMP threads and NumPy's OpenBLAS threads keep spinning for a while after a call, and
+on 2 cores they would slow down whichever library is timed next. PyTorch runs with its
+default number of threads, recorded; so does NumPy's BLAS.
 
     .venv/bin/python benchmarks/bench_library.py      # or: benchmarks/run.py library
 """
@@ -43,6 +46,7 @@ MHA_TARGET = {"size": (8, 256, 512, 8), "max_ratio": 1.25}
 PE_SIZES = [(128, 64), (1024, 512)]  # (T, d_model)
 PE_TARGET = {"size": (1024, 512), "min_speedup": 10.0}
 FLASH_LENGTHS = [1024, 2048]  # T = S, one head, d = 64, float32, 64 x 64 tiles
+PAUSE_S = 0.01  # untimed, before every timed call (see the module docstring)
 
 
 def _ratio(times: dict, numerator: str, denominator: str) -> dict:
@@ -57,7 +61,7 @@ def _ratio(times: dict, numerator: str, denominator: str) -> dict:
     }
 
 
-def bench_attention(repeats: int = 15) -> list[dict]:
+def bench_attention(repeats: int = 25) -> list[dict]:
     rng = np.random.default_rng(0)
     rows = []
     for b, h, t, d in ATTENTION_SIZES:
@@ -70,12 +74,12 @@ def bench_attention(repeats: int = 15) -> list[dict]:
             times = interleaved_times({
                 "numpy": partial(scaled_dot_product_attention, q, k, v),
                 "torch": partial(F.scaled_dot_product_attention, tq, tk, tv),
-            }, repeats=repeats)
+            }, repeats=repeats, pause_s=PAUSE_S)
         rows.append({"size": [b, h, t, d], **_ratio(times, "numpy", "torch")})
     return rows
 
 
-def bench_mha(repeats: int = 15) -> list[dict]:
+def bench_mha(repeats: int = 25) -> list[dict]:
     rows = []
     for b, t, e, h in MHA_SIZES:
         torch.manual_seed(0)
@@ -91,7 +95,7 @@ def bench_mha(repeats: int = 15) -> list[dict]:
                 "ours": partial(ours, x, x, x),
                 "torch": partial(reference, x, x, x, need_weights=True, average_attn_weights=False),
                 "torch_no_weights": partial(reference, x, x, x, need_weights=False),
-            }, repeats=repeats)
+            }, repeats=repeats, pause_s=PAUSE_S)
         row = {"size": [b, t, e, h], **_ratio(times, "ours", "torch")}
         row["ratio_min_vs_torch_no_weights"] = round(min(times["ours"]) / min(times["torch_no_weights"]), 3)
         rows.append(row)
@@ -105,7 +109,7 @@ def bench_positional(repeats: int = 5) -> list[dict]:
         times = interleaved_times({
             "loop": partial(positional_encoding_loop, t, d),
             "vectorised": partial(positional_encoding, t, d),
-        }, repeats=repeats)
+        }, repeats=repeats, pause_s=PAUSE_S)
         row = {"size": [t, d], **_ratio(times, "loop", "vectorised")}
         rows.append(row)  # ratio = loop / vectorised = the speed-up
     return rows
@@ -120,7 +124,7 @@ def bench_flash(repeats: int = 5) -> list[dict]:
         times = interleaved_times({
             "tiled": partial(flash_attention, q, k, v),
             "plain": partial(scaled_dot_product_attention, q, k, v),
-        }, repeats=repeats)
+        }, repeats=repeats, pause_s=PAUSE_S)
         plain_bytes = peak_memory_bytes(scaled_dot_product_attention, q, k, v)
         tiled_bytes = peak_memory_bytes(flash_attention, q, k, v)
         rows.append({"T": t, **_ratio(times, "tiled", "plain"),

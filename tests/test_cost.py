@@ -24,6 +24,13 @@ def test_interleaved_times_rounds_call_each_function_in_turn():
     assert set(times) == {"a", "b"} and all(len(v) == 3 and min(v) >= 0 for v in times.values())
 
 
+def test_interleaved_times_pause_is_not_timed():
+    start = time.perf_counter()
+    times = interleaved_times({"a": lambda: None}, repeats=3, pause_s=0.02)
+    assert time.perf_counter() - start >= 0.06  # three pauses happened
+    assert max(times["a"]) < 0.01  # but none was counted
+
+
 def test_peak_memory_counts_numpy_arrays():
     n = 1_000_000
     peak = peak_memory_bytes(np.ones, n)  # one float64 array of n entries

@@ -40,12 +40,20 @@ def best_time(fn: Callable, *args, repeats: int = 5, **kwargs) -> float:
     return min(times)
 
 
-def interleaved_times(fns: Mapping[Hashable, Callable[[], object]], repeats: int = 5) -> dict[Hashable, list[float]]:
+def interleaved_times(fns: Mapping[Hashable, Callable[[], object]], repeats: int = 5,
+                      pause_s: float = 0.0) -> dict[Hashable, list[float]]:
     """Time several zero-argument callables in turn, ``repeats`` rounds.
 
     Each round calls every function once, so a burst of load from another
     process hits all of them alike; compare their minima (or medians). An
     untimed warm-up round comes first.
+
+    Args:
+        pause_s: seconds to sleep (untimed) before each call. Thread pools
+            (OpenMP, OpenBLAS) keep their threads spinning for a while after a
+            call; on a machine with few cores those spinning threads slow down
+            whichever library is timed next. A pause of a few milliseconds lets
+            them go idle, so each call starts as it would on its own.
 
     Returns:
         ``{name: [seconds of round 1, round 2, ...]}``.
@@ -57,6 +65,8 @@ def interleaved_times(fns: Mapping[Hashable, Callable[[], object]], repeats: int
     times: dict[Hashable, list[float]] = {name: [] for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
+            if pause_s > 0:
+                time.sleep(pause_s)
             start = time.perf_counter()
             fn()
             times[name].append(time.perf_counter() - start)
