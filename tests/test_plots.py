@@ -82,3 +82,22 @@ def test_figures_display_as_png_in_a_notebook():
     assert "image/png" in data
     png = data["image/png"]
     assert (png if isinstance(png, bytes) else png.encode())[:8] in (b"\x89PNG\r\n\x1a\n", b"iVBORw0K")
+
+
+def test_scaling_plot_log_log_with_slopes_in_legend():
+    sizes = [128, 256, 512, 1024]
+    fig = plots.scaling_plot(sizes, {"quadratic": [s**2 for s in sizes], "linear": [3 * s for s in sizes]},
+                             ylabel="bytes", title="t")
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["quadratic (slope 2.00)", "linear (slope 1.00)"]
+    assert ax.get_ylabel() == "bytes" and ax.get_xlabel() == "sequence length T"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["128", "256", "512", "1024"]
+    assert _no_pyplot_figures()
+
+
+def test_scaling_plot_rejects_mismatched_series():
+    with pytest.raises(ValueError, match="one per size"):
+        plots.scaling_plot([1, 2, 4], {"a": [1.0, 2.0]}, ylabel="s")
+    with pytest.raises(ValueError, match="at least 2"):
+        plots.scaling_plot([1], {"a": [1.0]}, ylabel="s")

@@ -42,13 +42,27 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     x = np.asarray(x)
     if not np.issubdtype(x.dtype, np.floating):
         x = x.astype(np.float64)
+    return _softmax_into(x, np.empty_like(x), axis)
+
+
+def _softmax_into(x: np.ndarray, out: np.ndarray, axis: int) -> np.ndarray:
+    """Write ``softmax(x)`` into ``out`` (which may be ``x`` itself) and return it.
+
+    Every step runs in the one buffer ``out``: for attention scores of shape
+    ``(..., T, S)`` such buffers are most of the memory and much of the time.
+    """
     row_max = np.max(x, axis=axis, keepdims=True)
     # A slice that is all -inf has max -inf; shifting by it would give nan.
     row_max = np.where(np.isfinite(row_max), row_max, 0.0).astype(x.dtype)
     with np.errstate(over="ignore"):  # x - max may overflow to -inf, whose exp is the right 0
-        exp = np.exp(x - row_max)
-    total = np.sum(exp, axis=axis, keepdims=True)
-    return np.divide(exp, total, out=np.zeros_like(exp), where=total > 0)
+        np.subtract(x, row_max, out=out)
+        np.exp(out, out=out)
+    total = np.sum(out, axis=axis, keepdims=True)
+    has_weight = total > 0
+    np.divide(out, total, out=out, where=has_weight)
+    if not has_weight.all():  # a slice with nothing to attend to gets all-zero weights
+        np.copyto(out, 0.0, where=~has_weight)
+    return out
 
 
 def _check_inputs(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> None:
@@ -120,10 +134,11 @@ def scaled_dot_product_attention(q, k, v, mask=None):
 
     d_k = q.shape[-1]
     # math.sqrt gives a Python float, which does not promote float32 to float64.
-    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k)  # (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
+    scores = q @ np.swapaxes(k, -1, -2)  # (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
+    scores /= math.sqrt(d_k)  # in place: the (..., T, S) buffers dominate time and memory
     if mask is not None:
         mask = _check_mask(mask, scores.shape)
-        scores = np.where(mask, scores, -np.inf)
+        np.copyto(scores, -np.inf, where=~mask)  # blocked keys score -inf
     weights = softmax(scores, axis=-1)  # (..., T, S)
     output = weights @ v  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
     return output, weights

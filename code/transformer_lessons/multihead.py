@@ -39,13 +39,16 @@ def attention(
         before dropout. A query row whose mask allows no key gets zero weights
         and a zero output, never NaN (also in the backward pass).
     """
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (..., T, S)
+    scores = q @ k.transpose(-2, -1)  # (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
+    # In place from here: the (..., T, S) tensors dominate time and memory, and
+    # neither the product nor masked_fill needs its output kept for the gradient.
+    scores.div_(math.sqrt(q.size(-1)))
     if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
+        scores.masked_fill_(~mask, float("-inf"))
         any_allowed = mask.any(dim=-1, keepdim=True)  # (..., T, 1)
         # A fully masked row would be softmax(-inf, ..., -inf) = nan; give it
         # finite scores, then zero its weights below.
-        scores = scores.masked_fill(~any_allowed, 0.0)
+        scores.masked_fill_(~any_allowed, 0.0)
     weights = torch.softmax(scores, dim=-1)
     if mask is not None:
         weights = weights.masked_fill(~any_allowed, 0.0)
@@ -109,7 +112,9 @@ class MultiHeadAttention(nn.Module):
     def _split_heads(self, x: torch.Tensor) -> torch.Tensor:
         b, n, _ = x.shape
         x = x.view(b, n, self.num_heads, self.head_dim)  # (B, N, E) -> (B, N, H, d_k)
-        return x.transpose(1, 2)  # (B, N, H, d_k) -> (B, H, N, d_k)
+        # (B, N, H, d_k) -> (B, H, N, d_k). One contiguous copy now: the batched
+        # products would copy anyway, and k^T is then a free view of it.
+        return x.transpose(1, 2).contiguous()
 
     def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None = None):
         """Attend from ``query`` to ``key``/``value``.

@@ -235,3 +235,41 @@ def gradient_distance_plot(rnn_norms, attention_norms) -> Figure:
     ax.set_title("Gradient reaching each input from the last output")
     ax.legend(fontsize=8)
     return fig
+
+
+def scaling_plot(sizes: Sequence[float], series: dict, ylabel: str, title: str | None = None,
+                 xlabel: str = "sequence length T") -> Figure:
+    """Costs against size on log-log axes, each line labelled with its fitted slope.
+
+    On log-log axes a cost proportional to ``size ** p`` is a straight line of
+    slope ``p`` (see :func:`transformer_lessons.cost.loglog_slope`).
+
+    Args:
+        sizes: ``(n,)`` positive sizes (the x axis), e.g. sequence lengths.
+        series: ``{label: (n,) positive costs}``, one line each.
+        ylabel: what the costs are, with their unit.
+    """
+    from .cost import loglog_slope
+
+    sizes = np.asarray(sizes, dtype=float)
+    if sizes.ndim != 1 or len(sizes) < 2:
+        raise ValueError(f"sizes must be 1-D with at least 2 entries, got shape {sizes.shape}")
+    bad = {label: np.shape(costs) for label, costs in series.items() if np.shape(costs) != sizes.shape}
+    if bad:
+        raise ValueError(f"each series needs {sizes.shape} values, one per size; got {bad}")
+    fig = Figure(figsize=(6, 3.6), layout="constrained")
+    ax = fig.add_subplot()
+    for n, (label, costs) in enumerate(series.items()):
+        slope = loglog_slope(sizes, costs)
+        ax.plot(sizes, costs, color=OKABE_ITO[n % len(OKABE_ITO)], linestyle=LINESTYLES[n % len(LINESTYLES)],
+                marker="os^D"[n % 4], label=f"{label} (slope {slope:.2f})")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(sizes, [f"{s:g}" for s in sizes])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=8)
+    ax.grid(True, which="major", alpha=0.3)
+    return fig
