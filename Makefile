@@ -34,9 +34,14 @@ vendor: $(MATHJAX)
 system-deps:
 	bash .ci/system-deps.sh
 
+# Sphinx rewrites only pages whose source changed, and when none did it stops before copying
+# _static/: an edit to the CSS or to a local extension alone would leave the old one in
+# _build/html. Such an edit forces a full write (--all); cached outputs keep it cheap.
+FORCE_ALL = $(shell find book/_static book/_ext _config.yml -type f -newer _build/html/.buildinfo 2>/dev/null | grep -q . && echo --all)
+
 book: venv vendor
 	$(PY) tools/cache_guard.py
-	$(JB) build . --builder html $(JB_STRICT)
+	$(JB) build . --builder html $(JB_STRICT) $(FORCE_ALL)
 
 # Two editions from one source (book/_ext/editions.py): the student edition leaves out
 # solutions, quiz answers and the instructor pages. Both reuse the HTML build's cache.
