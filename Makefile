@@ -11,7 +11,7 @@ PY := $(VENV)/bin/python
 JB := $(VENV)/bin/jupyter-book
 STAMP := $(VENV)/.installed
 JB_STRICT := -W -n --keep-going
-MATHJAX := book/_vendor/mathjax/tex-mml-chtml.js
+MATHJAX := book/_vendor/mathjax/tex-chtml-lite.js
 PDF_STUDENT := _build/transformer-lessons-student.pdf
 PDF_INSTRUCTOR := _build/transformer-lessons-instructor.pdf
 
