@@ -58,7 +58,9 @@ notebooks: venv
 	$(PY) tools/sync_notebooks.py
 
 # Every benchmark (benchmarks/run.py): one JSON document, benchmarks/results.json, and a summary.
+# Lighthouse (bench_site) comes from benchmarks/package.json, apart from the book's own npm packages.
 bench: venv vendor
+	npm ci --prefix benchmarks --no-audit --no-fund
 	$(PY) benchmarks/run.py
 
 test-lib: venv
