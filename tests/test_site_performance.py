@@ -70,3 +70,13 @@ def test_images_have_their_size(html_dir, toc_files):
         for img in soup(doc).select("article img"):
             if img["src"].endswith((".png", ".jpg", ".jpeg", ".gif")):
                 assert img.get("width") and img.get("height"), f"{doc}: {img['src']} has no width/height"
+
+
+def test_search_page_keeps_its_scripts_in_order(html_dir):
+    """search.html runs searchtools.js as it parses, and searchtools.js needs doctools.js."""
+    s = BeautifulSoup((HTML / "search.html").read_text(), "html.parser")
+    scripts = [tag for tag in s.select("script[src]")]
+    names = [tag["src"].split("?")[0].rsplit("/", 1)[-1] for tag in scripts]
+    assert "searchtools.js" in names and "doctools.js" in names
+    doctools = scripts[names.index("doctools.js")]
+    assert not doctools.has_attr("defer") and not doctools.has_attr("async")

@@ -10,7 +10,8 @@ with or without math) and Font Awesome's web fonts (156 + 118 kB), and ten scrip
   "always", so Sphinx adds it to every page);
 * defers the page's scripts (``defer`` keeps their order and runs them before
   DOMContentLoaded, which is what they wait for), except documentation_options.js,
-  which inline scripts use right away;
+  which inline scripts use right away, and except on search.html, whose searchtools.js
+  needs doctools.js at once;
 * gives every page a ``<meta name="description">``: the page's ``description`` front
   matter field if it has one, else its first paragraph of prose;
 * after the build: gives every local raster image its width and height attributes, so
@@ -112,7 +113,9 @@ def _page_context(app: Sphinx, pagename: str, templatename: str, context: dict, 
         )
         if is_mathjax and not has_math:
             continue
-        if js.filename and name not in KEEP_SYNC and not {"async", "defer"} & set(js.attributes):
+        # search.html loads searchtools.js in its body, which calls doctools.js's _ready()
+        # at once: leave that page's scripts as they are
+        if pagename != "search" and js.filename and name not in KEEP_SYNC and not {"async", "defer"} & set(js.attributes):
             js = _JavaScript(js.filename, priority=js.priority, **{**js.attributes, "defer": "defer"})
         scripts.append(js)
     # the list is the builder's own, reset before each page: replace its items, not the objects in it
