@@ -11,7 +11,7 @@ PY := $(VENV)/bin/python
 JB := $(VENV)/bin/jupyter-book
 STAMP := $(VENV)/.installed
 JB_STRICT := -W -n --keep-going
-MATHJAX := book/_vendor/mathjax/tex-mml-chtml.js
+MATHJAX := book/_vendor/mathjax/tex-chtml-lite.js
 PDF_STUDENT := _build/transformer-lessons-student.pdf
 PDF_INSTRUCTOR := _build/transformer-lessons-instructor.pdf
 
@@ -63,7 +63,9 @@ notebooks: venv
 	$(PY) tools/sync_notebooks.py
 
 # Every benchmark (benchmarks/run.py): one JSON document, benchmarks/results.json, and a summary.
+# Lighthouse (bench_site) comes from benchmarks/package.json, apart from the book's own npm packages.
 bench: venv vendor
+	npm ci --prefix benchmarks --no-audit --no-fund
 	$(PY) benchmarks/run.py
 
 test-lib: venv
