@@ -37,6 +37,20 @@ COMPONENTS = ["startup.js", "core.js", "input/tex.js", "output/chtml.js", "outpu
 # Tell the loader that these are present, so that a TeX extension fetched on demand does
 # not load one of them a second time (names as in MathJax's own tex-chtml.js).
 PRELOADED = ["loader", "startup", "core", "input/tex", "output/chtml", "output/chtml/fonts/tex.js", "a11y/assistive-mml"]
+# Keyboard access. The contextual menu left out above is also what makes MathJax give each
+# formula tabindex="0"; without it a display equation too wide for a phone scrolls inside
+# its box but cannot be reached from the keyboard (axe-core: scrollable-region-focusable,
+# serious). After the first typesetting, every display equation is made focusable again.
+# startup.js reads its pageReady from this same config object when it starts, after the
+# whole file has run.
+KEYBOARD = """/* --- keyboard access to display equations (tools/vendor_mathjax.py) --- */
+MathJax.config.startup.pageReady = function () {
+  return MathJax.startup.defaultPageReady().then(function () {
+    document.querySelectorAll('mjx-container[display="true"]').forEach(function (c) {
+      c.setAttribute("tabindex", "0");
+    });
+  });
+}"""
 # Fetched on demand by the bundle, copied as they are.
 PARTS = ["input/tex/extensions", "output/chtml/fonts/woff-v2"]
 
@@ -47,6 +61,7 @@ def bundle() -> str:
         parts.append(f"/* --- {name} --- */")
         parts.append((SRC / name).read_text(encoding="utf-8").strip())
     parts.append("MathJax.loader.preLoad(" + ", ".join(f'"{p}"' for p in PRELOADED) + ");")
+    parts.append(KEYBOARD)
     return ";\n".join(parts) + "\n"
 
 
