@@ -57,10 +57,14 @@ def machine() -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("sections", nargs="*", choices=SECTIONS, help="sections to run (default: all)")
+    # no `choices=`: with nargs="*" Python 3.11's argparse rejects the empty default against them
+    parser.add_argument("sections", nargs="*", help=f"sections to run, of {SECTIONS} (default: all)")
     parser.add_argument("--out", type=Path, default=HERE / "results.json")
     args = parser.parse_args(argv)
     chosen = args.sections or SECTIONS
+    unknown = sorted(set(chosen) - set(SECTIONS))
+    if unknown:
+        parser.error(f"unknown sections {unknown}; choose from {SECTIONS}")
 
     sys.path.insert(0, str(HERE))
     doc = {
