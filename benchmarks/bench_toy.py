@@ -19,6 +19,9 @@ STEP_BUDGETS = (50, 100, 150, 200, 300, 450, 600)
 
 
 def run() -> dict:
+    # An untimed warm-up: the first run pays for torch's one-off start-up (thread pool,
+    # first kernels), which would make 50 steps look slower than 100.
+    train_reversal(ToyConfig(steps=5))
     rows = []
     for steps in STEP_BUDGETS:
         cfg = ToyConfig(steps=steps)
