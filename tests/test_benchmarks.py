@@ -1,0 +1,70 @@
+"""The benchmark harness itself (benchmarks/): fast checks that need no build.
+
+`make bench` is not part of `make test` (its figures are measurements, not pass/fail
+checks of the code); these tests keep its plumbing honest: the server that Lighthouse
+measures compresses like a static host, and run.py writes one JSON document from the
+sections it is given.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+import types
+from pathlib import Path
+from urllib.request import Request, urlopen
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+sys.path.insert(0, str(BENCH))
+
+import run  # noqa: E402  (benchmarks/run.py)
+import serve  # noqa: E402  (benchmarks/serve.py)
+
+
+def _get(url: str, gzip_ok: bool = True):
+    headers = {"Accept-Encoding": "gzip"} if gzip_ok else {}
+    with urlopen(Request(url, headers=headers), timeout=10) as response:
+        return response.headers, response.read()
+
+
+def test_server_gzips_text_but_not_images(tmp_path):
+    page = "<html><body>" + "attention " * 500 + "</body></html>"
+    (tmp_path / "page.html").write_text(page)
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
+    (tmp_path / "figure.png").write_bytes(png)
+    with serve.serve(tmp_path) as base:
+        headers, body = _get(f"{base}/page.html")
+        assert headers["Content-Encoding"] == "gzip"
+        assert gzip.decompress(body).decode() == page
+        assert len(body) < len(page) / 10
+        assert headers["Cache-Control"] == serve.CACHE_CONTROL
+
+        headers, body = _get(f"{base}/page.html", gzip_ok=False)  # a client that cannot inflate
+        assert headers["Content-Encoding"] is None and body.decode() == page
+
+        headers, body = _get(f"{base}/figure.png")
+        assert headers["Content-Encoding"] is None and body == png
+
+
+def test_run_writes_one_document_from_the_sections_given(tmp_path, monkeypatch, capsys):
+    fake = types.ModuleType("bench_fake")
+    fake.run = lambda: {"answer": 42}
+    fake.summary = lambda result: f"the answer is {result['answer']}"
+    monkeypatch.setitem(sys.modules, "bench_fake", fake)
+    monkeypatch.setattr(run, "SECTIONS", ["fake"])
+    out = tmp_path / "results.json"
+
+    assert run.main(["--out", str(out), "fake"]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["sections"]["fake"]["answer"] == 42
+    assert {"cpu", "cores", "torch"} <= set(doc["machine"])
+    assert "the answer is 42" in capsys.readouterr().out
+
+
+def test_run_rejects_an_unknown_section(tmp_path):
+    with pytest.raises(SystemExit) as exit_info:
+        run.main(["--out", str(tmp_path / "x.json"), "no-such-section"])
+    assert exit_info.value.code == 2
