@@ -10,6 +10,17 @@ def _seed():
     torch.manual_seed(0)
 
 
+# Inputs of the wrong shape for an attention function (q, k, v, mask shapes) and the
+# shape its ValueError must name; shared by test_attention and test_flash.
+BAD_SHAPES = [
+    ((4, 8), (5, 7), (5, 3), None, "(5, 7)"),  # d_k of q vs k
+    ((4, 8), (5, 8), (6, 3), None, "(6, 3)"),  # S of k vs v
+    ((8,), (5, 8), (5, 3), None, "(8,)"),  # below 2-D
+    ((4, 8), (5, 8), (5, 3), (4, 4), "(4, 4)"),  # mask does not broadcast
+    ((2, 4, 8), (3, 5, 8), (3, 5, 3), None, "(2, 4, 8)"),  # batch dims do not broadcast
+]
+
+
 # --- the built book: shared by test_book_site, test_notebooks, test_pdf, test_browser --
 import re
 from pathlib import Path

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from transformer_lessons import causal_mask, scaled_dot_product_attention, softmax
+from conftest import BAD_SHAPES
 
 SHAPES = [
     # (batch dims of q, k, v), T, S, d_k, d_v
@@ -111,16 +112,7 @@ def test_float32_is_kept():
     np.testing.assert_allclose(out, scaled_dot_product_attention(q64, k64, v64)[0], atol=1e-6)
 
 
-@pytest.mark.parametrize(
-    "q_shape,k_shape,v_shape,mask_shape,needle",
-    [
-        ((4, 8), (5, 7), (5, 3), None, "(5, 7)"),  # d_k of q vs k
-        ((4, 8), (5, 8), (6, 3), None, "(6, 3)"),  # S of k vs v
-        ((8,), (5, 8), (5, 3), None, "(8,)"),  # below 2-D
-        ((4, 8), (5, 8), (5, 3), (4, 4), "(4, 4)"),  # mask does not broadcast
-        ((2, 4, 8), (3, 5, 8), (3, 5, 3), None, "(2, 4, 8)"),  # batch dims do not broadcast
-    ],
-)
+@pytest.mark.parametrize("q_shape,k_shape,v_shape,mask_shape,needle", BAD_SHAPES)
 def test_bad_shapes_raise_value_error_naming_them(q_shape, k_shape, v_shape, mask_shape, needle):
     q, k, v = np.ones(q_shape), np.ones(k_shape), np.ones(v_shape)
     mask = None if mask_shape is None else np.ones(mask_shape, dtype=bool)

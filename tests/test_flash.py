@@ -14,6 +14,7 @@ from hypothesis.extra.numpy import arrays
 from transformer_lessons import causal_mask, scaled_dot_product_attention
 from transformer_lessons.cost import peak_memory_bytes
 from transformer_lessons.flash import block_slices, flash_attention
+from conftest import BAD_SHAPES
 
 SHAPES = [
     # (batch dims), T, S, d_k, d_v
@@ -160,16 +161,7 @@ def test_property_any_scores_one_query_per_row(scores, block_k):
     np.testing.assert_allclose(out, scaled_dot_product_attention(q, k, v)[0], rtol=1e-9, atol=1e-9)
 
 
-@pytest.mark.parametrize(
-    "q_shape,k_shape,v_shape,mask_shape,needle",
-    [
-        ((4, 8), (5, 7), (5, 3), None, "(5, 7)"),  # d_k of q vs k
-        ((4, 8), (5, 8), (6, 3), None, "(6, 3)"),  # S of k vs v
-        ((8,), (5, 8), (5, 3), None, "(8,)"),  # below 2-D
-        ((4, 8), (5, 8), (5, 3), (4, 4), "(4, 4)"),  # mask does not broadcast
-        ((2, 4, 8), (3, 5, 8), (3, 5, 3), None, "(2, 4, 8)"),  # batch dims do not broadcast
-    ],
-)
+@pytest.mark.parametrize("q_shape,k_shape,v_shape,mask_shape,needle", BAD_SHAPES)
 def test_bad_shapes_raise_value_error_naming_them(q_shape, k_shape, v_shape, mask_shape, needle):
     q, k, v = np.ones(q_shape), np.ones(k_shape), np.ones(v_shape)
     mask = None if mask_shape is None else np.ones(mask_shape, dtype=bool)
