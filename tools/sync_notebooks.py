@@ -1,13 +1,17 @@
 """Keep the Colab/Binder notebooks in sync with the MyST sources.
 
-For every executable page ``book/NAME.md`` (a page with a jupytext header):
+For every executable page ``book/NAME.md`` (a page with a jupytext header),
+``book/NAME.ipynb`` is the output-free notebook generated from it; Colab opens it (Colab
+cannot read MyST), and sphinx-book-theme points the launch buttons at it.
 
-1. its first code cell is the *install cell*, tagged ``remove-cell`` (so the site and
-   the PDF do not show it). In Colab it installs ``transformer_lessons`` from the
-   repository named in ``_config.yml`` (``repository.url`` / ``repository.branch``,
-   the one setting for where the book lives); anywhere else it does nothing.
-2. ``book/NAME.ipynb`` is the output-free notebook generated from it; Colab opens
-   it (Colab cannot read MyST), and sphinx-book-theme points the launch buttons at it.
+The notebook gets one cell the page does not have: the *install cell*, first among the
+code cells, tagged ``remove-cell``. In Colab it installs ``transformer_lessons`` from the
+repository named in ``_config.yml`` (``repository.url`` / ``repository.branch``, the one
+setting for where the book lives); anywhere else it does nothing. The page sources stay
+free of it, so a new page needs no boilerplate beyond its jupytext header.
+
+Cells tagged ``remove-cell`` in a page (hidden checks of the page's claims) are left out
+of the notebook: a reader in Colab or Binder sees what the site shows.
 
 ``python tools/sync_notebooks.py``          rewrite what is out of date (``make notebooks``)
 ``python tools/sync_notebooks.py --check``  exit 1 if anything is out of date (the tests)
@@ -69,16 +73,19 @@ def _comparable(nb: nbformat.NotebookNode) -> list[tuple]:
     return [(c.cell_type, c.source.strip(), tuple(c.get("metadata", {}).get("tags", []))) for c in nb.cells]
 
 
+def notebook_for(md: Path) -> nbformat.NotebookNode:
+    """The notebook a reader opens for page ``md``: no hidden checks, plus the install cell."""
+    nb = jupytext.read(md)
+    nb.cells = [c for c in nb.cells if not (c.cell_type == "code" and INSTALL_TAG in c.get("metadata", {}).get("tags", []))]
+    return with_install_cell(nb)
+
+
 def sync(check: bool) -> list[str]:
     stale = []
     for md in executable_pages():
-        nb = jupytext.read(md)
-        fixed = with_install_cell(jupytext.read(md))
-        if _comparable(nb) != _comparable(fixed):
-            stale.append(f"{md.relative_to(ROOT)}: install cell missing or out of date")
-            if not check:
-                jupytext.write(fixed, md, fmt="md:myst")
-                nb = jupytext.read(md)
+        if INSTALL_MARKER in md.read_text():
+            stale.append(f"{md.relative_to(ROOT)}: remove the install cell (the notebook gets it)")
+        nb = notebook_for(md)
         ipynb = md.with_suffix(".ipynb")
         current = nbformat.read(ipynb, as_version=4) if ipynb.exists() else None
         if current is None or _comparable(current) != _comparable(nb) or any(
@@ -86,7 +93,7 @@ def sync(check: bool) -> list[str]:
         ):
             stale.append(f"{ipynb.relative_to(ROOT)}: missing or out of sync with {md.name}")
             if not check:
-                out = jupytext.read(md)
+                out = notebook_for(md)
                 out.metadata.pop("jupytext", None)
                 out.metadata["colab"] = {"provenance": []}
                 for i, c in enumerate(out.cells):
