@@ -88,7 +88,10 @@ def _find_id(ident: str):
 
 
 def _relink(el, where: str, dest: str) -> None:
-    """Rewrite the src/href of el's images and links from page `where` to page `dest`."""
+    """Rewrite the src/href of el's images and links from page `where` to page `dest`,
+    dropping the pilcrow links ("#") that Sphinx puts after headings and numbers."""
+    for link in el.select("a.headerlink"):
+        link.decompose()
     for tag, attr in (("img", "src"), ("a", "href"), ("source", "srcset")):
         for node in el.find_all(tag):
             url = node.get(attr)
@@ -215,17 +218,17 @@ def _math_head(body: str, dest: str) -> str:
 
 
 STYLE = """
-.reveal h2 { font-size: 1.5em; }
+.reveal h2 { font-size: 1.5em; text-transform: none; }
 .reveal ul { font-size: 0.85em; }
 .reveal .tl-figure { margin: 0; }
-.reveal .tl-figure img { max-height: 520px; max-width: 100%; margin: 0; }
+.reveal .tl-figure img { max-height: 560px; max-width: 100%; margin: 0; }
 .reveal figcaption, .reveal .tl-source { font-size: 0.45em; color: #333; margin: 0.3em 0 0; }
 .reveal .tl-equation { font-size: 0.9em; }
 .reveal pre.tl-code, .reveal pre.tl-output { font-size: 0.42em; width: 100%; box-shadow: none;
   background: #f5f5f5; color: #111; text-align: left; padding: 0.4em; max-height: 360px; overflow: auto; }
 .reveal pre.tl-output { background: #fff; border-left: 3px solid #999; }
 .reveal .tl-live { font-size: 0.5em; font-weight: bold; color: #8a1c00; margin: 0 0 0.2em; }
-.reveal .tl-segment { position: absolute; top: -1.2em; left: 0; font-size: 0.4em; color: #444; }
+.reveal .tl-segment { position: absolute; top: 680px; left: 0; font-size: 0.4em; color: #444; margin: 0; }
 .reveal .tl-table table { font-size: 0.45em; }
 .reveal img { background: #fff; }
 """

@@ -127,7 +127,8 @@ def _label_pdf(app) -> None:
     app.config.pygments_style = "editions.PrintStyle"
     project = _project()
     repo = app.config.html_theme_options.get("repository_url", "")
-    title, _, subtitle = app.config.project.partition(":")
+    full_title = str(app.builder.context.get("title") or app.config.html_title or app.config.project)
+    title, _, subtitle = full_title.partition(":")
     licence = project.get("license", {}).get("text", "")
     macros = "\n".join(
         [
@@ -144,6 +145,8 @@ def _label_pdf(app) -> None:
     ctx = app.builder.context
     ctx["preamble"] = macros + "\n" + ctx.get("preamble", "")
     ctx["maketitle"] = TITLE_PAGE
+    # The running footer names the chapter: none before chapter 1 (not "CONTENTS").
+    ctx["tableofcontents"] = ctx.get("tableofcontents", r"\sphinxtableofcontents") + "\n\\markboth{}{}\n"
 
 
 TITLE_PAGE = r"""
@@ -256,15 +259,18 @@ def _start_of_file(node):
     return parent
 
 
-def _chapter_title(node) -> str:
-    """The title of the chapter (the page) holding a node."""
-    sof = _start_of_file(node)
-    if sof is None:
-        return ""
-    for section in sof.findall(nodes.section):
-        if section.children and isinstance(section[0], nodes.title):
-            return section[0].astext()
-    return ""
+def _chapter_title(node, parts: bool) -> str:
+    """The title of the chapter (the page) holding a node: the outermost section, or the
+    second outermost when the book has parts (sphinx-jupyterbook-latex makes each part a
+    section around its chapters)."""
+    sections, parent = [], node.parent
+    while parent is not None:
+        if isinstance(parent, nodes.section) and parent.children and isinstance(parent[0], nodes.title):
+            sections.insert(0, parent[0].astext())
+        parent = parent.parent
+    if parts and len(sections) >= 2:
+        return sections[1]
+    return sections[0] if sections else ""
 
 
 def _kind(node) -> str:
@@ -392,7 +398,7 @@ class PrintEditions(SphinxPostTransform):
                 continue
             code = sum(_estimate_pt(b) for b in cell.findall(nodes.literal_block) if "cell_input" in b.parent.get("classes", []))
             height = min(code, 12 * CODE_LINE_PT) + _image_height_pt(self.app, images[0]) + 3 * LINE_PT
-            height = min(height, 650.0)
+            height = min(height, 450.0)  # a taller cell and figure may break
             cell.parent.insert(cell.parent.index(cell), nodes.raw("", f"\\tlkeep{{{height:.0f}pt}}\n", format="latex"))
 
     def keep_questions_together(self) -> None:
@@ -406,7 +412,7 @@ class PrintEditions(SphinxPostTransform):
                     height += 7 * LINE_PT
                     break
                 height += _estimate_pt(child)
-            height = min(height, 600.0)
+            height = min(height, 300.0)  # a long question may break after its start
             parent = section.parent
             parent.insert(parent.index(section), nodes.raw("", f"\\tlkeep{{{height:.0f}pt}}\n", format="latex"))
 
@@ -456,7 +462,7 @@ class PrintEditions(SphinxPostTransform):
             ref = f"tlans:{i}"
             choice = kind == "answer" and _is_choice_question(node)
             question = _section_title(node)
-            chapter = _chapter_title(node)
+            chapter = _chapter_title(node, bool(getattr(self.env, "jblatex_captions_to_parts", False)))
             sol_title = ""
             if kind == "solution":
                 titles = list(node.findall(nodes.title))
