@@ -212,7 +212,12 @@ def _math_head(body: str, dest: str) -> str:
         if mathjax is None:
             raise SlideError("the slides have TeX but the site has no MathJax (make book)")
         src = posixpath.relpath(mathjax.relative_to(SITE).as_posix(), posixpath.dirname(dest))
-        head.append('<script>window.MathJax = {tex: {inlineMath: [["\\\\(", "\\\\)"]], displayMath: [["\\\\[", "\\\\]"]]}};</script>')
+        # as Sphinx configures it: myst-nb marks sections mathjax_ignore and the formulas "math"
+        head.append(
+            '<script>window.MathJax = {tex: {inlineMath: [["\\\\(", "\\\\)"]], displayMath: [["\\\\[", "\\\\]"]]}, '
+            'options: {ignoreHtmlClass: "tex2jax_ignore|mathjax_ignore|document", '
+            'processHtmlClass: "tex2jax_process|mathjax_process|math|output_area"}};</script>'
+        )
         head.append(f'<script defer src="{src}"></script>')
     return "\n".join(head)
 
