@@ -358,7 +358,7 @@ def test_shape_comments_are_dark_in_print():
     """Comments (the shape comments) print at most 35 % grey-light: luminance <= 0.35."""
     sty = latex_file("student", "").parent / "sphinxhighlight.sty"
     text = sty.read_text()
-    m = re.search(r"\\def\\PYG@tok@c\{.*?\\textcolor\[rgb\]\{([\d.]+),([\d.]+),([\d.]+)\}", text)
+    m = re.search(r"PYG@tok@c\}\{.*?\\textcolor\[rgb\]\{([\d.]+),([\d.]+),([\d.]+)\}", text)
     assert m, "no comment style in sphinxhighlight.sty"
     r, g, b = map(float, m.groups())
     assert 0.2126 * r + 0.7152 * g + 0.0722 * b <= 0.35, (r, g, b)
@@ -411,3 +411,13 @@ def test_render_pages_for_a_person_to_look_at():
             args = ["pdftoppm", "-png", "-r", "60", "-f", str(page), "-l", str(page), "-singlefile"]
             subprocess.run(args + (["-gray"] if gray else []) + [str(pdf_path("instructor")), str(out)], check=True)
             assert out.with_suffix(".png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_index_points_where_terms_are_taught(edition):
+    """The index has entries in the chapters, not only on the glossary's pages: each glossary
+    term is indexed at the sections whose titles name it (book/_ext/editions.py)."""
+    idx = latex_file(edition, ".idx").read_text(errors="replace")
+    pages = [int(p) for p in re.findall(r"\\indexentry\{.*\}\{(\d+)\}\s*$", idx, re.MULTILINE)]
+    glossary = next(int(p) for level, t, p in _toc_entries(edition) if level == "chapter" and t.endswith("Glossary"))
+    assert sum(p < glossary for p in pages) >= 10, f"{edition}: {sum(p < glossary for p in pages)} index entries before the glossary"

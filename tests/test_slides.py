@@ -154,3 +154,12 @@ def test_every_formula_is_typeset(visit):
 def test_no_request_to_another_host(visit):
     foreign = sorted({u for u in visit["requests"] if urlparse(u).hostname not in {"127.0.0.1", None} and not u.startswith("data:")})
     assert not foreign, f"requests that leave the machine: {foreign}"
+
+
+def test_handout_is_the_cheat_sheet_when_there_is_one(deck):
+    """tools/slides.yml names the page; until it exists the handout uses the fallback page."""
+    page = MANIFEST["handout"]["page"]
+    source = page if (ROOT / "book" / f"{page}.md").exists() else MANIFEST["handout"]["fallback"]
+    title = BeautifulSoup(html_page(f"book/{source}").read_text(), "html.parser").select_one("article h1")
+    handout = BeautifulSoup(HANDOUT.read_text(), "html.parser")
+    assert title is not None and title.get_text(" ", strip=True).rstrip("#").strip() in handout.get_text(" ", strip=True)

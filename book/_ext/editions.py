@@ -24,9 +24,11 @@ editions. Only when the LaTeX builder has assembled the whole book into one tree
 So the two editions are identical, page for page, up to the end of the "Reference"
 part; the instructor edition then goes on with the instructor pages and the answers.
 
-**Text for one edition only.** The tags ``student_edition`` and ``instructor_edition``
-are set for ``{only}`` directives (``:::{only} student_edition``), for wording such as
-"open the Answer box" that is true of the web and the instructor edition only.
+**Wording for print.** Sentences that are true of the web site only ("open the Answer
+box", "solutions are folded away") are replaced in both printed editions by the same
+text (``STUDENT_SENTENCES``), so that both keep the same pages. The tags
+``student_edition`` and ``instructor_edition`` are set for ``{only}`` directives; text
+that differs between the editions must keep the same number of lines, or the pages drift.
 
 **Print layout** (LaTeX builder only): the title page (version, repository, licence),
 the short running header (``book/_latex/tlprint.sty``), a Pygments style whose comments
@@ -440,7 +442,7 @@ class PrintEditions(SphinxPostTransform):
 
     def editions(self) -> None:
         student = self.config.book_edition == "student"
-        if student:
+        if True:  # both editions: the same words, the same pages
             for par in list(self.document.findall(nodes.paragraph)):
                 for _ in range(5):  # a paragraph with several such sentences
                     if not _rewrite_paragraph(par):
@@ -492,19 +494,20 @@ class PrintEditions(SphinxPostTransform):
         last.parent.insert(last.parent.index(last) + 1, holder)
 
 
-# Sentences of the pages that are true of the web site and the instructor edition only:
-# in the student edition each sentence that matches is replaced (or dropped, ""). Pages
-# can also say it themselves with {only} student_edition / instructor_edition blocks.
+# Sentences of the pages that are true of the web site only (answers in folded boxes next
+# to the questions): in both printed editions each sentence that matches is replaced (or
+# dropped, ""), by the same text in both, so that both keep the same line and page breaks.
 STUDENT_SENTENCES = [
     (
         re.compile(r"open (?:the|each) \W*answers?\W* box|answers? boxe?s? (?:is|are) (?:hidden|folded)", re.I),
-        "Write your answer in the space after each question; the answers are in the "
-        "instructor edition and on the web edition of this book.",
+        "Write your answer in the space after each question; the answers are at the back "
+        "of the instructor edition and on the web edition of this book.",
     ),
     (
         re.compile(r"solutions? (?:is|are) (?:hidden|folded)|hints and a solution are folded", re.I),
-        "This edition prints the hints but not the solutions: the self-check after each "
-        "exercise tells you whether your code is right.",
+        "The solutions are not printed next to the exercises: the self-check after each "
+        "exercise tells you whether your code is right (the instructor edition has the "
+        "solutions at the back).",
     ),
     (  # from the match to the end of the sentence ("..., then compare with the answers")
         re.compile(r"(?P<clause>compare (?:it |them |your \w+ )?with the answers?)", re.I),
