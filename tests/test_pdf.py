@@ -288,7 +288,9 @@ def _toc_entries(edition: str) -> list[tuple[str, str, str]]:
 
 
 def _shared_part(entries):
-    """The entries before the instructor-only part ("For instructors")."""
+    """The entries before the instructor-only part ("For instructors"); not the index,
+    which closes each edition."""
+    entries = [e for e in entries if e[1] != "Index"]
     for i, (level, title, _) in enumerate(entries):
         if level == "part" and "instructor" in title.lower():
             return entries[:i]
