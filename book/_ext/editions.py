@@ -261,18 +261,15 @@ def _start_of_file(node):
     return parent
 
 
-def _chapter_title(node, parts: bool) -> str:
-    """The title of the chapter (the page) holding a node: the outermost section, or the
-    second outermost when the book has parts (sphinx-jupyterbook-latex makes each part a
-    section around its chapters)."""
+def _chapter_title(node, page_titles: set[str]) -> str:
+    """The title of the chapter (the page) holding a node: the outermost section around
+    it whose title is the title of a page (not a part's caption)."""
     sections, parent = [], node.parent
     while parent is not None:
         if isinstance(parent, nodes.section) and parent.children and isinstance(parent[0], nodes.title):
             sections.insert(0, parent[0].astext())
         parent = parent.parent
-    if parts and len(sections) >= 2:
-        return sections[1]
-    return sections[0] if sections else ""
+    return next((t for t in sections if t in page_titles), sections[0] if sections else "")
 
 
 def _kind(node) -> str:
@@ -459,12 +456,13 @@ class PrintEditions(SphinxPostTransform):
             "editions keep the same page numbers."
         )
         current_chapter = None
+        page_titles = {title.astext() for title in self.env.titles.values()}
         for i, node in enumerate(hidden):
             kind = _kind(node)
             ref = f"tlans:{i}"
             choice = kind == "answer" and _is_choice_question(node)
             question = _section_title(node)
-            chapter = _chapter_title(node, bool(getattr(self.env, "jblatex_captions_to_parts", False)))
+            chapter = _chapter_title(node, page_titles)
             sol_title = ""
             if kind == "solution":
                 titles = list(node.findall(nodes.title))
@@ -480,7 +478,8 @@ class PrintEditions(SphinxPostTransform):
             entry = nodes.container(classes=["tl-answer-entry"])
             heading = question if kind != "solution" else sol_title
             entry += nodes.raw("", rf"\par\needspace{{5\baselineskip}}\phantomsection\label{{{ref}}}" + "\n", format="latex")
-            entry += nodes.paragraph("", "", nodes.strong(text=heading or "Answer"))
+            if kind != "solution":  # a solution box has its own title
+                entry += nodes.paragraph("", "", nodes.strong(text=heading or "Answer"))
             entry += node
             sub += entry
         if student:
