@@ -324,20 +324,20 @@ def slides() -> int:
 
 HANDOUT_STYLE = """
 @page { size: A4; margin: 12mm 13mm; }
-html { font: 9.5pt/1.3 "FreeSans", "Helvetica", "Arial", sans-serif; color: #000; }
+html { font: var(--tl-size, 9.5pt)/1.3 "FreeSans", "Helvetica", "Arial", sans-serif; color: #000; }
 body { margin: 0; }
 h1 { font-size: 15pt; margin: 0 0 2mm; }
 h2 { font-size: 11pt; margin: 3mm 0 1mm; break-after: avoid; }
 h3 { font-size: 10pt; margin: 2mm 0 1mm; break-after: avoid; }
 p, ul, ol, dl { margin: 0 0 1.5mm; }
-table { border-collapse: collapse; width: 100%; font-size: 8.5pt; margin: 1mm 0 2mm; break-inside: avoid; }
+table { border-collapse: collapse; width: 100%; font-size: 0.9em; margin: 1mm 0 2mm; break-inside: avoid; }
 th, td { border: 0.5pt solid #555; padding: 0.6mm 1.2mm; text-align: left; vertical-align: top; }
-pre, code { font-family: "FreeMono", monospace; font-size: 8.3pt; }
+pre, code { font-family: "DejaVu Sans Mono", "FreeMono", monospace; font-size: 0.85em; }
 pre { white-space: pre-wrap; background: #f3f3f3; padding: 1mm 1.5mm; margin: 0 0 1.5mm; break-inside: avoid; }
 img { max-width: 100%; max-height: 60mm; }
 .math, mjx-container { font-size: 95%; }
 a { color: #000; text-decoration: none; }
-.tl-footer { margin-top: 3mm; border-top: 0.5pt solid #000; padding-top: 1mm; font-size: 8.5pt; }
+.tl-footer { margin-top: 3mm; border-top: 0.5pt solid #000; padding-top: 1mm; font-size: 0.9em; }
 .headerlink, .toggle-button, button, .copybtn, script, .tag_remove-cell { display: none !important; }
 """
 
@@ -366,6 +366,7 @@ def handout() -> int:
 <link rel="icon" href="../_static/favicon.png">
 {_math_head(content, dest)}
 <style>{HANDOUT_STYLE}</style>
+<style>html {{ --tl-size: SIZEpt; }}</style>
 </head>
 <body>
 <main>
@@ -378,10 +379,26 @@ source and licence (MIT): {html.escape(repo)}</p>
 </html>
 """
     HANDOUT.mkdir(parents=True, exist_ok=True)
-    (HANDOUT / "index.html").write_text(doc)
-    print(f"wrote {(HANDOUT / 'index.html').relative_to(ROOT)} from book/{page}")
-    chromium_pdf((HANDOUT / "index.html").as_uri(), HANDOUT_PDF)
+    # Two A4 sides at most: the largest of these text sizes that fits.
+    for size in HANDOUT_SIZES:
+        (HANDOUT / "index.html").write_text(doc.replace("SIZEpt", f"{size}pt"))
+        chromium_pdf((HANDOUT / "index.html").as_uri(), HANDOUT_PDF)
+        pages = _pdf_pages(HANDOUT_PDF)
+        if pages <= 2:
+            break
+        print(f"  {pages} pages at {size} pt: smaller")
+    else:
+        raise SlideError(f"book/{page} does not fit two A4 sides even at {HANDOUT_SIZES[-1]} pt")
+    print(f"wrote {(HANDOUT / 'index.html').relative_to(ROOT)} from book/{page} at {size} pt, {pages} pages")
     return 0
+
+
+HANDOUT_SIZES = [9.5, 9.0, 8.5, 8.0, 7.5, 7.0]
+
+
+def _pdf_pages(path: Path) -> int:
+    info = subprocess.run(["pdfinfo", str(path)], check=True, capture_output=True, text=True).stdout
+    return int(re.search(r"^Pages:\s+(\d+)", info, re.MULTILINE).group(1))
 
 
 def main(argv: list[str]) -> int:
