@@ -292,6 +292,17 @@ def _is_choice_question(node) -> bool:
 
 
 def _box(kind: str, choice: bool, student: bool, ref: str, title: str) -> nodes.raw:
+    # the same label in both editions (the answers appendix names the question's page)
+    anchor = rf"\phantomsection\label{{{ref}-q}}"
+    return nodes.raw("", anchor + _box_tex(kind, choice, student, ref, title).text, format="latex")
+
+
+class _Tex:
+    def __init__(self, text: str):
+        self.text = text
+
+
+def _box_tex(kind: str, choice: bool, student: bool, ref: str, title: str) -> "_Tex":
     if kind == "answer":
         height = BOX_CHOICE if choice else BOX_OPEN
         label = "Your answer" if student else rf"Your answer \hfill \emph{{the answer: page \pageref{{{ref}}}}}"
@@ -310,7 +321,7 @@ def _box(kind: str, choice: bool, student: bool, ref: str, title: str) -> nodes.
             if student
             else rf"\par\noindent\parbox[c][{BOX_LINE}]{{\linewidth}}{{\sffamily\small Instructor note: page \pageref{{{ref}}}}}\par"
         )
-    return nodes.raw("", tex + "\n", format="latex")
+    return _Tex(tex + "\n")
 
 
 def _last_chapter_container(tree):
@@ -478,8 +489,11 @@ class PrintEditions(SphinxPostTransform):
             entry = nodes.container(classes=["tl-answer-entry"])
             heading = question if kind != "solution" else sol_title
             entry += nodes.raw("", rf"\par\needspace{{5\baselineskip}}\phantomsection\label{{{ref}}}" + "\n", format="latex")
+            back = nodes.raw("", rf", page \pageref{{{ref}-q}}", format="latex")
             if kind != "solution":  # a solution box has its own title
-                entry += nodes.paragraph("", "", nodes.strong(text=heading or "Answer"))
+                entry += nodes.paragraph("", "", nodes.strong(text=heading or "Answer"), back)
+            else:
+                entry += nodes.paragraph("", "", nodes.emphasis(text="The exercise"), back)
             entry += node
             sub += entry
         if student:
