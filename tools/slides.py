@@ -239,6 +239,33 @@ STYLE = """
 """
 
 
+def _slide(slide: dict, dest: str) -> str:
+    (kind, spec), = slide.items()
+    if kind == "text":
+        return text_slide(spec)
+    if kind == "figure":
+        return figure_slide(spec, dest)
+    if kind == "equation":
+        return equation_slide(spec, dest)
+    if kind == "cell":
+        return cell_slide(spec["page"], spec["contains"], bool(spec.get("live")), dest)
+    if kind == "table":
+        return table_slide(spec["page"], spec["section"], dest)
+    raise SlideError(f"tools/slides.yml: unknown slide kind {kind!r}")
+
+
+def _first_slide(alternatives: list[dict], dest: str) -> str:
+    """The first of several alternatives that the built site has (a list in the manifest:
+    the same slide under a page's old and new names)."""
+    errors = []
+    for slide in alternatives:
+        try:
+            return _slide(slide, dest)
+        except SlideError as err:
+            errors.append(str(err))
+    raise SlideError("; ".join(errors))
+
+
 def build_slides() -> int:
     manifest = yaml.safe_load(MANIFEST.read_text())
     sheet = {s.number: s for s in pacing.run_sheet()}
@@ -252,19 +279,7 @@ def build_slides() -> int:
         notes = _notes(run)
         label = f'<p class="tl-segment">{html.escape(run.clock)} &middot; {html.escape(run.title)}</p>'
         for slide in segment["slides"]:
-            (kind, spec), = slide.items()
-            if kind == "text":
-                body = text_slide(spec)
-            elif kind == "figure":
-                body = figure_slide(spec, dest)
-            elif kind == "equation":
-                body = equation_slide(spec, dest)
-            elif kind == "cell":
-                body = cell_slide(spec["page"], spec["contains"], bool(spec.get("live")), dest)
-            elif kind == "table":
-                body = table_slide(spec["page"], spec["section"], dest)
-            else:
-                raise SlideError(f"tools/slides.yml: unknown slide kind {kind!r}")
+            body = _first_slide(slide if isinstance(slide, list) else [slide], dest)
             sections.append(f'<section data-segment="{number}">{label}{body}{notes}</section>')
     body = "\n".join(sections)
     SLIDES.mkdir(parents=True, exist_ok=True)
