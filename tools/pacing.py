@@ -109,6 +109,14 @@ def page_budget(page: str) -> tuple[int, int] | None:
     return low, int(m.group(2) or low)
 
 
+def page_is_optional(page: str) -> bool:
+    """Whether a page's time note calls it optional ("**Time: 15-20 minutes. Optional.**"):
+    reading beyond the session, which the plan need not schedule."""
+    path = BOOK / f"{page}.md"
+    m = TIME.search(path.read_text()) if path.exists() else None
+    return bool(m) and bool(re.match(r"\W*\s*optional", path.read_text()[m.end() : m.end() + 20], re.IGNORECASE))
+
+
 @dataclass
 class RunSheetSection:
     number: int
