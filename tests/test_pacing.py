@@ -119,3 +119,29 @@ def test_run_sheet_sections_are_complete():
         missing = {"show", "skip", "ask the room", "expect", "board"} - set(section.fields)
         assert not missing, f"run sheet {section.number} ({section.title}) lacks {missing}"
         assert all(len(v.split()) >= 4 for v in section.fields.values()), section.fields
+
+
+def test_the_notes_say_what_the_plan_adds_up_to(plan):
+    """The sentence under the plan states its sums: checked against the table."""
+    import re
+
+    text = " ".join(pacing.NOTES.read_text().split())
+    m = re.search(
+        r"add up to (\d+) minutes: (\d+) of teaching and practice, two breaks of (\d+) and (\d+) "
+        r"minutes, and (\d+) minutes of buffer\. The longest stretch without a break is (\d+) minutes",
+        text,
+    )
+    assert m, "the sentence with the plan's sums is missing from the instructor notes"
+    total, taught, break1, break2, buffer, stretch = map(int, m.groups())
+    breaks = [s.minutes for s in plan if s.mode == "break"]
+    longest, run = 0, 0
+    for s in plan:
+        if s.start is None:
+            continue
+        run = 0 if s.mode == "break" else run + s.minutes
+        longest = max(longest, run if s.mode != "buffer" else longest)
+    assert total == sum(s.minutes for s in plan)
+    assert taught == sum(s.minutes for s in plan if s.mode in TIMED)
+    assert [break1, break2] == breaks
+    assert buffer == sum(s.minutes for s in plan if s.mode == "buffer")
+    assert stretch == longest
