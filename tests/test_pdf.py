@@ -389,6 +389,7 @@ STUDENT_WORDING = [
     r"open the \W*answer\W* box",
     r"solutions? (?:is|are) (?:hidden|folded)",
     r"compare (?:it |your \w+ )?with the answers?",
+    r"in the folded solution",
 ]
 
 

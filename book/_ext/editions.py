@@ -527,6 +527,12 @@ STUDENT_SENTENCES = [
         "check them against the answers of the web edition.",
     ),
     (re.compile(r"the solution's figure is in the web version", re.I), ""),
+    (
+        re.compile(r"in the folded solution", re.I),
+        "The explanation is in the solution, at the back of the instructor edition and on "
+        "the web edition.",
+    ),
+    (re.compile(r"(?P<clause>^the answer boxes$)", re.I), "the answers of the instructor edition"),
 ]
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(*])")
 
