@@ -1,5 +1,5 @@
-"""Deliberately broken code and measurements for the debugging demo and the
-pitfalls chapter. Nothing here should be used in a model.
+"""Numerical stability of softmax and attention: deliberately broken versions and
+the saturation measurement. Nothing here should be used in a model.
 
 * :func:`softmax_unstable` -- softmax without the max subtraction: overflows.
 * :func:`attention_unscaled` -- attention without the ``1 / sqrt(d_k)``.
@@ -78,20 +78,3 @@ def saturation_stats(d_k: int, scaled: bool, num_queries: int = 256, seq_len: in
         "grad_norm": p50,
         "grad_p90_p10": p90 / p10,
     }
-
-
-def permutation_demo(x: np.ndarray, perm: np.ndarray, attend) -> tuple[np.ndarray, np.ndarray]:
-    """Self-attention output of ``x`` and of ``x[perm]``, un-permuted.
-
-    Without positional information the two are equal: permuting the inputs
-    only permutes the outputs (permutation equivariance).
-
-    Args:
-        x: ``(T, d)`` token vectors; perm: a permutation of ``range(T)``;
-        attend: ``x -> output`` self-attention function.
-
-    Returns:
-        ``(attend(x), attend(x[perm])[inverse(perm)])``, both ``(T, d)``.
-    """
-    inverse = np.argsort(perm)
-    return attend(x), attend(x[perm])[inverse]
