@@ -24,7 +24,8 @@ memory, which Python loops cannot imitate.
 
 Same conventions as :func:`~transformer_lessons.attention.scaled_dot_product_attention`:
 ``q (..., T, d_k)``, ``k (..., S, d_k)``, ``v (..., S, d_v)``, boolean ``mask``
-broadcastable to ``(..., T, S)`` with **True = may attend**.
+broadcastable to ``(..., T, S)`` with **True = may attend**; float32 stays float32.
+``block_q`` and ``block_k`` are the tile sizes (>= 1; they need not divide ``T`` or ``S``).
 """
 
 from __future__ import annotations
@@ -55,19 +56,12 @@ def block_slices(length: int, block: int) -> list[slice]:
 
 
 def flash_attention(q, k, v, mask=None, block_q: int = 64, block_k: int = 64) -> np.ndarray:
-    """Scaled dot-product attention computed tile by tile with an online softmax.
-
-    Equal (up to rounding) to ``scaled_dot_product_attention(q, k, v, mask)[0]``, but
-    its extra memory is ``O(block_q * block_k + block_q * d_v)`` per batch entry
-    instead of ``O(T * S)``. Shapes, mask and dtypes as in
-    :func:`~transformer_lessons.attention.scaled_dot_product_attention`; ``block_q``
-    and ``block_k`` are the tile sizes (>= 1, need not divide ``T`` or ``S``).
-
-    Returns:
-        ``output (..., T, d_v)`` only: the weights are never formed as one matrix
-        (that is the point). A query whose mask allows no key gets a zero output.
-    """
-    q, k, v, mask = _check_flash_inputs(q, k, v, mask, block_q, block_k)  # mask: (..., T, S) or None
+    """Attention tile by tile with an online softmax: ``(..., T, d_v)``, equal up to
+    rounding to ``scaled_dot_product_attention(q, k, v, mask)[0]`` (same shapes, mask
+    and dtypes) in ``O(block_q * block_k)`` extra memory instead of ``O(T * S)``. No
+    weights are returned: they are never formed as one matrix. A query whose mask
+    allows no key gets a zero output."""
+    q, k, v, mask = _check_flash_inputs(q, k, v, mask, block_q, block_k)  # mask: a (..., T, S) view
     output = np.zeros(q.shape[:-1] + v.shape[-1:], dtype=q.dtype)  # (..., T, d_v)
     for rows in block_slices(q.shape[-2], block_q):
         q_i = q[..., rows, :]  # (..., Bq, d_k)
@@ -76,8 +70,7 @@ def flash_attention(q, k, v, mask=None, block_q: int = 64, block_k: int = 64) ->
         acc = np.zeros(q_i.shape[:-1] + v.shape[-1:], dtype=q.dtype)  # sum_j exp(s_j - m) v_j
         for cols in block_slices(k.shape[-2], block_k):
             scores = q_i @ np.swapaxes(k[..., cols, :], -1, -2) / math.sqrt(q.shape[-1])  # (..., Bq, Bk)
-            if mask is not None:
-                scores = np.where(mask[..., rows, cols], scores, -np.inf)
+            scores = np.where(mask[..., rows, cols], scores, -np.inf)  # a blocked key scores -inf
             m_new = np.maximum(m, scores.max(axis=-1, keepdims=True))  # (..., Bq, 1)
             shift = np.where(np.isfinite(m_new), m_new, 0)  # no key allowed yet: shift by 0
             p = np.exp(scores - shift)  # (..., Bq, Bk), entries in [0, 1]
@@ -91,11 +84,11 @@ def flash_attention(q, k, v, mask=None, block_q: int = 64, block_k: int = 64) ->
 
 def _check_flash_inputs(q, k, v, mask, block_q, block_k):
     """Check shapes and block sizes; return float ``q, k, v`` broadcast to one batch
-    shape and the mask as a read-only ``(..., T, S)`` view (or None)."""
+    shape and the mask as a read-only ``(..., T, S)`` view (all True when ``mask`` is
+    None: a view of one value, no ``T * S`` buffer)."""
     block_slices(1, block_q), block_slices(1, block_k)  # each raises on a bad block size
     q, k, v, mask = check_attention_inputs(q, k, v, mask)
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     q, k, v = (np.broadcast_to(a, batch + a.shape[-2:]) for a in (q, k, v))  # views, no copies
-    if mask is not None:
-        mask = np.broadcast_to(mask, batch + (q.shape[-2], k.shape[-2]))  # (..., T, S), a view
+    mask = np.broadcast_to(True if mask is None else mask, batch + (q.shape[-2], k.shape[-2]))  # a view
     return q, k, v, mask
