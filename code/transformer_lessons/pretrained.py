@@ -260,27 +260,28 @@ def load_bert_weights(model: BertEncoder, state: dict[str, torch.Tensor]) -> Non
 SPECIAL_TOKENS = ("[CLS]", "[SEP]")
 
 
-def head_patterns(model: BertEncoder, texts: list[str]) -> dict[str, np.ndarray]:
+def head_patterns(attentions: list[np.ndarray]) -> dict[str, np.ndarray]:
     """How much weight each head puts, on average, on a few fixed targets.
 
-    For every text, every query token that is not ``[CLS]``/``[SEP]``: the weight it
-    gives to the previous token, the next token, ``[CLS]``, ``[SEP]`` and itself.
-    Returns ``{"previous", "next", "[CLS]", "[SEP]", "self"}`` -> ``(L, H)`` means
-    over all those query tokens of all texts (Clark et al., 2019, section 3).
+    Args:
+        attentions: one ``(L, H, T, T)`` array per text (``model.attention(text)``),
+            ``[CLS]`` first and ``[SEP]`` last.
+
+    Returns:
+        ``{"previous", "next", "[CLS]", "[SEP]", "self"}`` -> ``(L, H)``: the weight a
+        word (any token but ``[CLS]``/``[SEP]``) gives to the previous token, the next
+        token, ``[CLS]``, ``[SEP]`` and itself, averaged over every word of every text
+        (Clark et al., 2019, section 3).
     """
-    sums = {k: 0.0 for k in ("previous", "next", "[CLS]", "[SEP]", "self")}
-    count = 0
-    for text in texts:
-        a = model.attention(text)  # (L, H, T, T)
+    sums, count = {}, 0
+    for a in attentions:
         T = a.shape[-1]
         rows = np.arange(1, T - 1)  # the words: position 0 is [CLS], T - 1 is [SEP]
-        sums["previous"] = sums["previous"] + a[..., rows, rows - 1].sum(-1)  # (L, H)
-        sums["next"] = sums["next"] + a[..., rows, rows + 1].sum(-1)
-        sums["[CLS]"] = sums["[CLS]"] + a[..., rows, 0].sum(-1)
-        sums["[SEP]"] = sums["[SEP]"] + a[..., rows, T - 1].sum(-1)
-        sums["self"] = sums["self"] + a[..., rows, rows].sum(-1)
+        targets = {"previous": rows - 1, "next": rows + 1, "[CLS]": 0, "[SEP]": T - 1, "self": rows}
+        for name, cols in targets.items():
+            sums[name] = sums.get(name, 0.0) + a[..., rows, cols].sum(-1)  # (L, H)
         count += len(rows)
-    return {k: v / count for k, v in sums.items()}
+    return {name: total / count for name, total in sums.items()}
 
 
 def heads_above(score: np.ndarray, threshold: float) -> list[tuple[int, int, float]]:
@@ -388,30 +389,33 @@ def explore_heads(model: BertEncoder, text: str, layer: int = 1, head: int = 1, 
     )
 
 
-def head_view_html(model: BertEncoder, texts: list[str], start: tuple[int, int, int], caption: str,
-                   alt: str, name: str = "fig-head-view", script: str = "../interactive/") -> dict:
+def head_view_html(texts: list[str], tokens: list[list[str]], attentions: list[np.ndarray],
+                   start: tuple[int, int, int], caption: str, alt: str, name: str = "fig-head-view",
+                   script: str = "../interactive/") -> dict:
     """A display bundle for the book's interactive head view.
 
     ``text/html``: a ``<figure class="headview">`` with the attention of every text
-    (``(L, H, T, T)`` per text, quantised to bytes, base64), a fallback PNG of head
-    ``start = (text, layer, head)`` (counted from 0) and the script ``headview.js``;
-    ``image/png``: the same fallback for the PDF. Show it with
-    ``IPython.display.display(bundle, raw=True)``.
+    (``attentions[i]`` of shape ``(L, H, T, T)``, quantised to bytes, base64), a fallback
+    PNG of head ``start = (text, layer, head)`` (counted from 0) and the script
+    ``headview.js`` served by the site; ``image/png``: the same fallback, for the PDF.
+    Show it with ``IPython.display.display(bundle, raw=True)``.
     """
     import base64
     import html
     import io
 
+    if not len(texts) == len(tokens) == len(attentions):
+        raise ValueError(f"{len(texts)} texts, {len(tokens)} token lists, {len(attentions)} attention arrays")
     sentences = []
-    for text in texts:
-        a = model.attention(text)
-        q = np.round(a * 255).clip(0, 255).astype(np.uint8)  # weights in 1/255 steps
-        sentences.append({"text": text, "tokens": model.tokenize(text),
-                          "weights": base64.b64encode(q.tobytes()).decode()})
+    for text, toks, a in zip(texts, tokens, attentions):
+        if a.shape[-2:] != (len(toks), len(toks)):
+            raise ValueError(f"attention of shape {a.shape} for {len(toks)} tokens of {text!r}")
+        q = np.round(a * 255).clip(0, 255).astype(np.uint8)  # weights in steps of 1/255
+        sentences.append({"text": text, "tokens": toks, "weights": base64.b64encode(q.tobytes()).decode()})
     s, l, h = start
-    data = {"layers": model.config.num_layers, "heads": model.config.num_heads,
-            "start": {"sentence": s, "layer": l, "head": h}, "sentences": sentences}
-    fig = head_view(model.attention(texts[s])[l, h], sentences[s]["tokens"], f"layer {l + 1}, head {h + 1}")
+    L, H = attentions[0].shape[:2]
+    data = {"layers": L, "heads": H, "start": {"sentence": s, "layer": l, "head": h}, "sentences": sentences}
+    fig = head_view(attentions[s][l, h], tokens[s], f"layer {l + 1}, head {h + 1}")
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
     png = base64.b64encode(buf.getvalue()).decode()
@@ -427,3 +431,28 @@ def head_view_html(model: BertEncoder, texts: list[str], start: tuple[int, int, 
         f'</figure><script defer src="{script}headview.js"></script>'
     )
     return {"text/html": page, "image/png": png, "text/plain": f"<head view: {caption}>"}
+
+
+def similarity_heatmap(similarity: np.ndarray, labels: list[str], title: str = "cosine similarity"):
+    """Heatmap of a ``(N, N)`` cosine-similarity matrix in [-1, 1], each value written in
+    its cell (a diverging, colour-blind-safe map: 0 is white). Returns a ``Figure``."""
+    from matplotlib.figure import Figure
+
+    from .plots import SIGNED_CMAP
+
+    similarity = np.asarray(similarity, dtype=float)
+    n = len(labels)
+    if similarity.shape != (n, n):
+        raise ValueError(f"similarity of shape {similarity.shape} for {n} labels")
+    fig = Figure(figsize=(2.2 + 0.75 * n, 1.2 + 0.55 * n), layout="constrained")
+    ax = fig.add_subplot()
+    image = ax.imshow(similarity, cmap=SIGNED_CMAP, vmin=-1, vmax=1)
+    ax.set_xticks(range(n), [f"{i + 1}" for i in range(n)])
+    ax.set_yticks(range(n), [f"{i + 1}. {lab}" for i, lab in enumerate(labels)])
+    for i in range(n):
+        for j in range(n):
+            colour = "white" if abs(similarity[i, j]) > 0.6 else "black"
+            ax.text(j, i, f"{similarity[i, j]:.2f}", ha="center", va="center", fontsize=8, color=colour)
+    ax.set_title(title)
+    fig.colorbar(image, ax=ax, label="cosine similarity")
+    return fig
