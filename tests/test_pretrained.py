@@ -216,3 +216,50 @@ def test_gelu_is_the_exact_erf_form():
     assert torch.allclose(hf, exact, atol=1e-6)
     assert torch.allclose(torch.nn.functional.gelu(x), exact, atol=1e-6)
     assert not torch.allclose(torch.nn.functional.gelu(x, approximate="tanh"), exact, atol=1e-6)
+
+
+# --- the claims of the quiz questions on the real model (book/quiz_code.md) -----------------
+
+
+def test_quiz_shapes_and_the_agreement_head(ours):
+    text = "The keys to the cabinet are on the table."
+    tokens = ours.tokenize(text)
+    assert tokens == ["[CLS]", "the", "keys", "to", "the", "cabinet", "are", "on", "the", "table", ".", "[SEP]"]
+    a = ours.attention(text)
+    w = a[3, 1, tokens.index("are")]
+    assert a.shape == (6, 12, 12, 12) and w.shape == (12,)
+    assert abs(w.sum() - 1) < 1e-5 and tokens[w.argmax()] == "keys" and w.max() > 0.5
+
+
+def test_quiz_relu_is_the_bigger_mistake(ours):
+    """A layer built with the defaults (ReLU, eps 1e-5) instead of GELU and 1e-12."""
+    import copy
+
+    ids = torch.tensor([ours.tokenizer.encode(SENTENCES[0]).ids])
+    with torch.no_grad():
+        right = ours(ids)
+        errors = {}
+        for change in ("relu", "eps"):
+            wrong = copy.deepcopy(ours)
+            for layer in wrong.layers:
+                if change == "relu":
+                    layer.activation = "relu"
+                else:
+                    layer.norm1.eps = layer.norm2.eps = 1e-5
+            errors[change] = (wrong(ids) - right).abs().max().item()
+    assert errors["relu"] > 0.5 > 100 * errors["eps"], errors
+
+
+def test_quiz_padding_makes_unrelated_sentences_similar(ours):
+    from tokenizers import Tokenizer
+
+    texts = ["A man is playing a guitar.", "The stock market fell sharply today."]
+    tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
+    batch = tokenizer.encode_batch(texts)
+    assert len(batch[0].ids) == 128  # the file pads
+    ids = torch.tensor([b.ids for b in batch])
+    mask = torch.tensor([b.attention_mask for b in batch]).bool()
+    with torch.no_grad():
+        naive = torch.nn.functional.normalize(ours(ids, mask).mean(1), dim=1)
+    right = ours.embed(texts)
+    assert float(naive[0] @ naive[1]) > float(right[0] @ right[1]) + 0.3
