@@ -57,7 +57,7 @@ def page_seconds() -> float:
 def headview_bytes(m) -> dict:
     texts = [SHORT, SHORT.replace("tired", "wide"), "The keys to the cabinet are on the table."]
     bundle = head_view_html(texts, [m.tokenize(t) for t in texts], [m.attention(t) for t in texts],
-                            (0, 3, 1), caption="c", alt="a")
+                            (0, 3, 1), alt="a", query=10)
     html = bundle["text/html"]
     data = html.split('class="headview-data">', 1)[1].split("</script>", 1)[0].encode()
     sizes = {"data": len(gzip.compress(data, 9))}

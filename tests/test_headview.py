@@ -28,18 +28,18 @@ BUDGET_GZIP = 250_000
 
 
 def _svg_lines(tab: Tab) -> int:
-    return tab.page.locator("figure.headview svg.headview-lines line").count()
+    return tab.page.locator("div.headview svg.headview-lines line").count()
 
 
 def _readout(tab: Tab) -> str:
-    return tab.page.locator("figure.headview .headview-readout").inner_text()
+    return tab.page.locator("div.headview .headview-readout").inner_text()
 
 
 @pytest.fixture(scope="module")
 def tab(browser, site):  # noqa: F811
     t = Tab(browser)
     t.open(f"{site}/{PAGE}.html")
-    t.page.wait_for_selector("figure.headview.headview-ready")
+    t.page.wait_for_selector("div.headview.headview-ready")
     yield t
     t.close()
 
@@ -97,7 +97,7 @@ def test_touch(browser, site):  # noqa: F811
     errors = []
     page.on("console", lambda m: m.type == "error" and errors.append(m.text))
     page.goto(f"{site}/{PAGE}.html", wait_until="networkidle")
-    page.wait_for_selector("figure.headview.headview-ready")
+    page.wait_for_selector("div.headview.headview-ready")
     token = page.locator("button.headview-token").nth(3)
     token.scroll_into_view_if_needed()
     token.tap()
@@ -130,7 +130,7 @@ def test_without_javascript_the_fallback_image_shows(browser, site):  # noqa: F8
     context = browser.new_context(viewport=DESKTOP, java_script_enabled=False)
     page = context.new_page()
     page.goto(f"{site}/{PAGE}.html")
-    img = page.locator("figure.headview img.headview-fallback")
+    img = page.locator("div.headview img.headview-fallback")
     assert img.is_visible()
     assert page.evaluate("() => document.querySelector('img.headview-fallback').naturalWidth") > 0
     assert len(img.get_attribute("alt").split()) >= 5
@@ -139,6 +139,6 @@ def test_without_javascript_the_fallback_image_shows(browser, site):  # noqa: F8
 
 def test_head_view_data_and_script_within_budget(html_dir):
     soup = BeautifulSoup(html_page(PAGE).read_text(), "html.parser")
-    data = soup.select_one("figure.headview script.headview-data").string.encode()
+    data = soup.select_one("div.headview script.headview-data").string.encode()
     size = len(gzip.compress(data, 9)) + sum(len(gzip.compress(p.read_bytes(), 9)) for p in SCRIPTS)
     assert size <= BUDGET_GZIP, f"head view data + script: {size} bytes gzip > {BUDGET_GZIP}"

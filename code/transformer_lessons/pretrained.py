@@ -390,20 +390,23 @@ def explore_heads(model: BertEncoder, text: str, layer: int = 1, head: int = 1, 
 
 
 def head_view_html(texts: list[str], tokens: list[list[str]], attentions: list[np.ndarray],
-                   start: tuple[int, int, int], caption: str, alt: str, name: str = "fig-head-view",
-                   script: str = "../interactive/", query: int | None = None) -> dict:
+                   start: tuple[int, int, int], alt: str, query: int | None = None,
+                   script: str = "../interactive/") -> dict:
     """A display bundle for the book's interactive head view.
 
-    ``text/html``: a ``<figure class="headview">`` with the attention of every text
+    ``text/html``: a ``<div class="headview">`` with the attention of every text
     (``attentions[i]`` of shape ``(L, H, T, T)``, quantised to bytes, base64), a fallback
     PNG of head ``start = (text, layer, head)`` (counted from 0; only token ``query``'s
-    lines if given) and the script
-    ``headview.js`` served by the site; ``image/png``: the same fallback, for the PDF.
-    Show it with ``IPython.display.display(bundle, raw=True)``.
+    lines if given) and the script ``headview.js`` served by the site, which replaces the
+    fallback with the explorer; ``image/png``: the same fallback, for the PDF. Show it
+    with ``IPython.display.display(bundle, raw=True)``; caption it with the cell's
+    ``mystnb: figure:`` metadata.
     """
     import base64
     import html
     import io
+
+    from PIL import Image
 
     if not len(texts) == len(tokens) == len(attentions):
         raise ValueError(f"{len(texts)} texts, {len(tokens)} token lists, {len(attentions)} attention arrays")
@@ -419,9 +422,7 @@ def head_view_html(texts: list[str], tokens: list[list[str]], attentions: list[n
     fig = head_view(attentions[s][l, h], tokens[s], f"layer {l + 1}, head {h + 1}", query=query)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
-    # it sits in the page as a data URI: a 32-colour palette makes it about 5x smaller
-    from PIL import Image
-
+    # it sits in the page as a data URI: a 32-colour palette makes it about 4x smaller
     small = io.BytesIO()
     Image.open(buf).convert("RGB").quantize(32).save(small, format="png", optimize=True)
     png = base64.b64encode(small.getvalue()).decode()
@@ -429,14 +430,13 @@ def head_view_html(texts: list[str], tokens: list[list[str]], attentions: list[n
     as_json = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
     page = (
         f'<link rel="stylesheet" href="{script}headview.css">'
-        f'<figure class="headview" id="{name}">'
+        f'<div class="headview">'
         f'<script type="application/json" class="headview-data">{as_json}</script>'
         f'<img class="headview-fallback" src="data:image/png;base64,{png}" width="{width}" height="{height}" '
         f'alt="{html.escape(alt)}">'
-        f'<figcaption><p><span class="caption-text">{html.escape(caption)}</span></p></figcaption>'
-        f'</figure><script defer src="{script}headview.js"></script>'
+        f'</div><script defer src="{script}headview.js"></script>'
     )
-    return {"text/html": page, "image/png": png, "text/plain": f"<head view: {caption}>"}
+    return {"text/html": page, "image/png": png, "text/plain": "<the head view>"}
 
 
 def similarity_heatmap(similarity: np.ndarray, labels: list[str], title: str = "cosine similarity"):

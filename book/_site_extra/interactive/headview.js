@@ -1,7 +1,7 @@
 /* Head view: where each token of a sentence attends, in one layer and head of a real model.
  *
  * Plain JavaScript and SVG, no library, no network. It turns every
- * <figure class="headview"> on the page into an explorer:
+ * <div class="headview"> on the page into an explorer:
  *   - the data: <script type="application/json" class="headview-data"> inside it, written
  *     when the page was built: {layers, heads, start: {sentence, layer, head},
  *     sentences: [{text, tokens: [..T], weights: base64 of L*H*T*T bytes, weight*255}]};
@@ -170,7 +170,7 @@
   }
 
   function start() {
-    document.querySelectorAll("figure.headview").forEach((fig, n) => init(fig, n));
+    document.querySelectorAll("div.headview").forEach((fig, n) => init(fig, n));
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
