@@ -450,15 +450,13 @@ def similarity_heatmap(similarity: np.ndarray, labels: list[str], title: str = "
     its cell (a diverging, colour-blind-safe map: 0 is white). Returns a ``Figure``."""
     from matplotlib.figure import Figure
 
-    from .plots import SIGNED_CMAP
-
     similarity = np.asarray(similarity, dtype=float)
     n = len(labels)
     if similarity.shape != (n, n):
         raise ValueError(f"similarity of shape {similarity.shape} for {n} labels")
     fig = Figure(figsize=(2.2 + 0.75 * n, 1.2 + 0.55 * n), layout="constrained")
     ax = fig.add_subplot()
-    image = ax.imshow(similarity, cmap=SIGNED_CMAP, vmin=-1, vmax=1)
+    image = ax.imshow(similarity, cmap="RdBu_r", vmin=-1, vmax=1)  # ColorBrewer, colour-blind safe
     ax.set_xticks(range(n), [f"{i + 1}" for i in range(n)])
     ax.set_yticks(range(n), [f"{i + 1}. {lab}" for i, lab in enumerate(labels)])
     for i in range(n):
