@@ -64,20 +64,20 @@ def test_hover_tap_and_pickers_change_the_view(tab):
     it.click()  # a tap/click keeps it selected
     assert it.get_attribute("aria-pressed") == "true"
     before = _readout(tab)
-    page.select_option("#headview0-layer", "0")
-    page.select_option("#headview0-head", "2")  # layer 1, head 3
+    page.select_option("#headview0-layer", value="1")
+    page.select_option("#headview0-head", value="3")  # values count from 1, like the labels
     after = _readout(tab)
     assert after != before and "layer 1, head 3" in after
-    page.select_option("#headview0-head", "all")
+    page.select_option("#headview0-head", value="all")
     assert "all heads (mean)" in _readout(tab)
-    page.select_option("#headview0-sentence", "2")  # the subject-verb sentence
+    page.select_option("#headview0-sentence", value="2")  # the subject-verb sentence
     assert page.locator("button.headview-token").filter(has_text=re.compile(r"^keys$")).count() == 1
     assert page.locator("button.headview-token[aria-pressed=true]").count() == 0
 
 
 def test_keyboard(tab):
     page = tab.page
-    page.select_option("#headview0-sentence", "0")
+    page.select_option("#headview0-sentence", value="0")
     first = page.locator("button.headview-token").first
     first.focus()
     assert '"[CLS]"' in _readout(tab)

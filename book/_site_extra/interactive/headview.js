@@ -51,9 +51,10 @@
 
     const controls = el("div", { class: "headview-controls" });
     const [c1, sSel] = select(id("sentence"), "Sentence", sentences.map((s, i) => [i, s.text]), state.s);
-    const [c2, lSel] = select(id("layer"), "Layer", [...Array(L).keys()].map((i) => [i, String(i + 1)]), state.l);
+    // option values count from 1, like their labels (state counts from 0)
+    const [c2, lSel] = select(id("layer"), "Layer", [...Array(L).keys()].map((i) => [i + 1, String(i + 1)]), state.l + 1);
     const [c3, hSel] = select(id("head"), "Head",
-      [["all", "all (mean)"], ...[...Array(H).keys()].map((i) => [i, String(i + 1)])], state.h);
+      [["all", "all (mean)"], ...[...Array(H).keys()].map((i) => [i + 1, String(i + 1)])], state.h + 1);
     controls.append(c1, c2, c3);
 
     const grid = el("div", { class: "headview-grid" });
@@ -164,8 +165,8 @@
     }
 
     sSel.addEventListener("change", () => { state.s = Number(sSel.value); build(); });
-    lSel.addEventListener("change", () => { state.l = Number(lSel.value); draw(); });
-    hSel.addEventListener("change", () => { state.h = hSel.value === "all" ? "all" : Number(hSel.value); draw(); });
+    lSel.addEventListener("change", () => { state.l = Number(lSel.value) - 1; draw(); });
+    hSel.addEventListener("change", () => { state.h = hSel.value === "all" ? "all" : Number(hSel.value) - 1; draw(); });
     build();
   }
 
