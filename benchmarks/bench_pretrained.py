@@ -9,7 +9,8 @@ Targets (issue 13, on a 2-core CPU):
 * our encoder's forward pass within 2x of transformers' eager ``BertModel`` on the same
   sentence (eval, no_grad, attention probabilities returned by both: ours always returns
   them, BertModel is called with ``output_attentions=True``). Timed interleaved after a
-  warm-up round, minimum of repeats, with a pause before each call (see bench_library).
+  warm-up round, minimum of repeats, with a pause before each call (see bench_library);
+  one torch thread for both, as the page sets.
 
 Also recorded: ``load_minilm()`` time (SHA-256 of the 91 MB file included) and the ratio at
 a longer text.
@@ -86,6 +87,9 @@ def forward_ratio(m, text: str, repeats: int = 30) -> dict:
 
 
 def run() -> dict:
+    # one thread, as the page sets: one short sentence is a small computation, and on a
+    # busy 2-core machine two threads slowed it down 15-20 times (both libraries alike)
+    torch.set_num_threads(1)
     start = time.perf_counter()
     m = load_minilm()
     load_s = time.perf_counter() - start
