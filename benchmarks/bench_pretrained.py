@@ -97,6 +97,7 @@ def run() -> dict:
     head_view = headview_bytes(m)
     seconds = page_seconds()
     return {
+        "load_average": [round(x, 1) for x in os.getloadavg()],  # the machine's other work, 1/5/15 min
         "torch_threads": torch.get_num_threads(),
         "load_seconds": round(load_s, 2),
         "page_seconds": round(seconds, 1),
@@ -113,7 +114,8 @@ def summary(result: dict) -> str:
     hv = result["head_view"]
     lines = [
         f"{verdict[result['page_pass']]}: book/real_model.md executes in {result['page_seconds']} s "
-        f"(target <= {PAGE_TARGET_S:.0f} s); load_minilm() {result['load_seconds']} s",
+        f"(target <= {PAGE_TARGET_S:.0f} s); load_minilm() {result['load_seconds']} s; "
+        f"load average {result['load_average']}",
         f"{verdict[result['head_view_pass']]}: head view data + script {hv['total_gzip_bytes'] / 1e3:.1f} KB gzip "
         f"({', '.join(f'{k} {v / 1e3:.1f}' for k, v in hv['gzip_bytes'].items())}; target <= 250 KB); "
         f"fallback PNG {hv['fallback_png_base64_bytes'] / 1e3:.1f} KB base64",
