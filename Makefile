@@ -36,8 +36,8 @@ system-deps:
 
 # Sphinx rewrites only pages whose source changed, and when none did it stops before copying
 # _static/: an edit to the CSS or to a local extension alone would leave the old one in
-# _build/html (so would a new MathJax in book/_vendor). Such an edit forces a full write (--all); cached outputs keep it cheap.
-FORCE_ALL = $(shell find book/_static book/_ext book/_vendor _config.yml -type f -newer _build/html/.buildinfo 2>/dev/null | grep -q . && echo --all)
+# _build/html (so would a new MathJax in book/_vendor, or a page script in book/_site_extra). Such an edit forces a full write (--all); cached outputs keep it cheap.
+FORCE_ALL = $(shell find book/_static book/_ext book/_vendor book/_site_extra _config.yml -type f -newer _build/html/.buildinfo 2>/dev/null | grep -q . && echo --all)
 
 book: venv vendor
 	$(PY) tools/cache_guard.py

