@@ -362,7 +362,7 @@ def positional_encoding_curves(pe, dims: Sequence[int] = (0, 1, 6, 7), base: flo
             ax.plot(positions, pe[:, d], linestyle="none", marker=MARKERS[n % len(MARKERS)], markersize=3, **style)
         ax.set_xlabel("position (markers: the integer positions)")
         ax.set_ylabel("PE value")
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), fontsize=9, ncols=min(len(dims), 2), frameon=False)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), fontsize=10, ncols=min(len(dims), 2), frameon=False)
         ax.set_title("A pair (2i, 2i+1) shares one frequency")
 
     return themed((5.3, 3.6), draw)
@@ -384,7 +384,7 @@ def saturation_plot(d_ks: Sequence[int], unscaled: Sequence[dict], scaled: Seque
             ax_g.plot(d_ks, [s["grad_norm"] for s in stats], **style)
         for ax in (ax_w, ax_g):
             ax.set_xscale("log", base=2)
-            ax.legend(fontsize=9)
+            ax.legend(fontsize=10)
         ax_g.set_xlabel("d_k")
         ax_w.set_ylabel("mean largest weight")
         ax_w.set_ylim(0, 1.05)
@@ -435,7 +435,7 @@ def gradient_distance_plot(rnn_norms, attention_norms) -> ThemedFigure:
         ax.set_xlabel("distance from the last position (steps)")
         ax.set_ylabel("|d output[T-1] / d input[j]|")
         ax.set_title("Gradient reaching each input from the last output")
-        ax.legend(fontsize=9)
+        ax.legend(fontsize=10)
 
     return themed((5.3, 3.4), draw)
 
@@ -475,7 +475,7 @@ def scaling_plot(sizes: Sequence[float], series: dict, ylabel: str, title: str |
         ax.set_ylabel(ylabel)
         if title:
             ax.set_title(title)
-        ax.legend(fontsize=9)
+        ax.legend(fontsize=10)
         ax.grid(True, which="major", alpha=0.3)
 
     return themed((5.3, 3.8), draw)
