@@ -479,3 +479,61 @@ def scaling_plot(sizes: Sequence[float], series: dict, ylabel: str, title: str |
         ax.grid(True, which="major", alpha=0.3)
 
     return themed((5.3, 3.8), draw)
+
+
+def dk_weights_plot(d_ks: Sequence[int], max_unscaled, max_scaled, n_keys: int, n_queries: int) -> ThemedFigure:
+    """The mean largest softmax weight of a query over ``n_keys`` keys, against ``d_k``.
+
+    Args:
+        d_ks: ``(n,)`` key sizes; max_unscaled, max_scaled: ``(n,)`` mean over ``n_queries``
+            queries of the largest weight of ``softmax(q . k_j)`` and of
+            ``softmax(q . k_j / sqrt(d_k))``.
+    """
+    max_unscaled, max_scaled = np.asarray(max_unscaled, dtype=float), np.asarray(max_scaled, dtype=float)
+    if max_unscaled.shape != (len(d_ks),) or max_scaled.shape != (len(d_ks),):
+        raise ValueError(f"expected two ({len(d_ks)},) arrays, got {max_unscaled.shape} and {max_scaled.shape}")
+
+    def draw(fig, theme):
+        ax = fig.add_subplot()
+        colours = palette(theme)
+        for values, label, n in ((max_unscaled, "q·k (unscaled)", 1), (max_scaled, "q·k / sqrt(d_k)", 0)):
+            ax.plot(d_ks, values, color=colours[n], linestyle=LINESTYLES[n], marker=MARKERS[n], label=label)
+        ax.axhline(1 / n_keys, color=THEMES[theme]["muted"], linewidth=0.8, linestyle=":")
+        ax.text(d_ks[-1], 1 / n_keys - 0.03, f"uniform: 1/{n_keys}", color=THEMES[theme]["muted"], fontsize=10,
+                ha="right", va="top")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(d_ks, [str(d) if i % 2 == 0 else "" for i, d in enumerate(d_ks)])
+        ax.set_ylim(0, 1.05)
+        ax.set_xlabel("d_k")
+        ax.set_ylabel("largest weight (mean)")
+        ax.set_title(f"{n_keys} keys, mean over {n_queries} queries")
+        ax.legend(fontsize=10, loc="center left")
+
+    return themed((5.3, 3.4), draw)
+
+
+def pe_similarity_plot(pe, position: int) -> ThemedFigure:
+    """Two panels: the encoding of ``position`` (one bar per dimension), and its dot
+    product with the encoding of every position, ``pe[position] @ pe.T``."""
+    pe = np.asarray(pe, dtype=float)
+    if pe.ndim != 2 or not 0 <= position < pe.shape[0]:
+        raise ValueError(f"position {position} out of range for pe of shape {pe.shape}")
+    similarity = pe @ pe[position]  # (T,)
+
+    def draw(fig, theme):
+        ax_e, ax_s = fig.subplots(2, 1)
+        colours = palette(theme)
+        ax_e.bar(np.arange(pe.shape[1]), pe[position], color=colours[0])
+        ax_e.axhline(0, color=THEMES[theme]["text"], linewidth=0.6)
+        ax_e.set_ylim(-1.05, 1.05)
+        ax_e.set_xlabel("dimension (even: sin, odd: cos)")
+        ax_e.set_ylabel("value")
+        ax_e.set_title(f"PE of position {position}")
+        ax_s.plot(np.arange(pe.shape[0]), similarity, color=colours[1], marker="o", markersize=3)
+        ax_s.plot([position], [similarity[position]], linestyle="none", marker="D", markersize=7,
+                  color=colours[0])
+        ax_s.set_xlabel("position j")
+        ax_s.set_ylabel(f"PE[{position}] · PE[j]")
+        ax_s.set_title(f"Similarity to position {position} (largest at j = {position}: {similarity[position]:.0f})")
+
+    return themed((5.3, 5.0), draw)
