@@ -225,3 +225,12 @@ def test_scaling_plot_rejects_mismatched_series():
         plots.scaling_plot([1, 2, 4], {"a": [1.0, 2.0]}, ylabel="s")
     with pytest.raises(ValueError, match="at least 2"):
         plots.scaling_plot([1], {"a": [1.0]}, ylabel="s")
+
+
+def test_numbers_in_cells_have_aa_contrast():
+    for value in np.linspace(0, 1, 101):
+        ink = plots.annotation_colour(value, 1.0)
+        cell = plots._luminance(matplotlib.colormaps[plots.WEIGHTS_CMAP](value))
+        text = 0.0 if ink == "black" else 1.0
+        ratio = (max(cell, text) + 0.05) / (min(cell, text) + 0.05)
+        assert ratio >= 4.5, (value, ink, ratio)

@@ -213,9 +213,18 @@ def _check_labels(weights: np.ndarray, query_labels, key_labels) -> None:
         raise ValueError(f"{len(key_labels)} key labels for weights of shape {weights.shape} (S={s})")
 
 
-def annotation_colour(value: float, vmax: float) -> str:
-    """Black on the bright (high) end of viridis, white on the dark end."""
-    return "black" if value > 0.55 * vmax else "white"
+def _luminance(rgb) -> float:
+    """WCAG relative luminance of an sRGB colour (components in [0, 1])."""
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb[:3]]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def annotation_colour(value: float, vmax: float, cmap: str = WEIGHTS_CMAP, vmin: float = 0.0) -> str:
+    """Black or white, whichever contrasts more with the cell's colour (at least 4.5:1,
+    WCAG AA for text, on any colour)."""
+    colour = matplotlib.colormaps[cmap]((value - vmin) / (vmax - vmin) if vmax > vmin else 0.0)
+    lum = _luminance(colour)
+    return "black" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "white"
 
 
 def attention_heatmap(
