@@ -126,7 +126,7 @@ def test_renderer_puts_the_script_over_the_static_figure():
     assert f'<script src="{explorables.SCRIPT}" defer></script>' in html
     assert json.loads(re.search(r'<script type="application/json" class="tl-data">(.*?)</script>', html).group(1))["data"] == e.data
     assert static["classes"] == ["tl-static"]
-    assert [img["classes"] for img in static.children] == [["only-light", "themed-figure"], ["only-dark", "themed-figure"]]
+    assert [img["classes"] for img in static.children] == [["only-light"], ["only-dark"]]
     assert all(img["alt"] == "two charts of one position's encoding" for img in static.children)
 
 

@@ -180,8 +180,9 @@ def test_themed_images_renderer_gives_two_images_with_the_theme_classes():
 
     meta = {"mystnb": {"image": {"alt": "a line plot of the loss falling"}}}
     data = MimeData(plots.THEMED_MIME, bundle[plots.THEMED_MIME], cell_metadata=meta)
-    out = plots.ThemedImages.handle_mime(Renderer(), data, False)
-    assert [n["classes"] for n in out] == [["only-light", "themed-figure"], ["only-dark", "themed-figure"]]
+    [box] = plots.ThemedImages.handle_mime(Renderer(), data, False)
+    assert box["classes"] == ["themed-figure"]  # one box: no .only-dark right before the figcaption
+    assert [n["classes"] for n in box.children] == [["only-light"], ["only-dark"]]
     assert seen == [("image/png", meta), ("image/png", meta)]  # the cell's alt text goes to both
     assert plots.ThemedImages.handle_mime(Renderer(), MimeData("image/png", "x"), False) is None
     assert ("html", plots.THEMED_MIME, 1) in plots.ThemedImages.mime_priority_overrides

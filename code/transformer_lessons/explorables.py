@@ -127,5 +127,5 @@ class ExplorableHtml:
         static = nodes.container(classes=["tl-static"])
         part = MimeData(plots.THEMED_MIME, content["static"], cell_metadata=data.cell_metadata,
                         output_metadata={}, cell_index=data.cell_index, output_index=data.output_index, line=data.line)
-        static.extend(plots.ThemedImages.handle_mime(renderer, part, inline))
+        static.extend(plots.ThemedImages.handle_mime(renderer, part, inline)[0].children)
         return [nodes.raw("", head, format="html"), static]

@@ -135,18 +135,21 @@ class ThemedImages:
     def handle_mime(renderer, data, inline):
         if data.mime_type != THEMED_MIME:
             return None
+        from docutils import nodes
         from myst_nb.core.render import MimeData
 
         content = data.content
-        out = []
+        # One box around both: the theme hides a figcaption that follows an .only-dark
+        # element (".only-dark ~ figcaption"), which would hide the caption in both modes.
+        box = nodes.container(classes=["themed-figure"])
         for theme in ("light", "dark"):
             part = MimeData(content["mime"], content[theme], cell_metadata=data.cell_metadata,
                             output_metadata={}, cell_index=data.cell_index, output_index=data.output_index,
                             line=data.line)
             for node in renderer.render_image(part):
-                node["classes"] = list(node.get("classes", [])) + [f"only-{theme}", "themed-figure"]
-                out.append(node)
-        return out
+                node["classes"] = list(node.get("classes", [])) + [f"only-{theme}"]
+                box.append(node)
+        return [box]
 
 
 def _register_notebook_display() -> None:
