@@ -253,7 +253,7 @@ def _check_attention(visit: Visit, name: str) -> list[str]:
             problems.append(f"{how}: row {i} ({tokens[i]}) not selected (data-row={root.get_attribute('data-row')})")
             continue
         hi = root.locator("tbody tr.tl-row-hi")
-        if hi.count() != 1 or hi.locator("th").text_content().split(" (")[0] != tokens[i]:
+        if hi.count() != 1 or hi.locator("th").text_content().split()[0] != tokens[i]:
             problems.append(f"{how}: the highlighted row is not {tokens[i]!r}")
         cells = [c.strip() for c in hi.locator("td").all_text_contents()]
         if cells != [fmt(x) for x in w[i]]:

@@ -270,10 +270,10 @@ def encoder_layer(seq_len: int = SEQ_LEN, d_model: int = example.D_MODEL, num_he
             shapes[f"{key}_attention"] = layer.self_attn(x, x, x)[0].shape[1:]
             shapes[f"{key}_hidden"] = layer.linear1(x).shape[1:]
             shapes[f"{key}_output"] = layer(x).shape[1:]
-    height = 6.3
+    height = 5.6
 
     def column(c: _Canvas, cx: float, key: str, title: str, order: list[str]):
-        """order: the boxes top to bottom; '+' marks a residual sum."""
+        """order: the boxes top to bottom; '|' marks where a residual branch leaves, '+' where it is added."""
         c.text(cx, height - 0.25, title, size=FONT, fontweight="bold")
         y = height - 0.7
         c.text(cx, y, f"x {shape_label(shapes[key + '_input'])}")
@@ -293,8 +293,9 @@ def encoder_layer(seq_len: int = SEQ_LEN, d_model: int = example.D_MODEL, num_he
                 y = yy - 0.13
                 branch = None
                 continue
-            if branch is None and item != "LayerNorm (final)":
+            if item == "|":
                 branch = y - 0.08
+                continue
             yy = y - step + box_h / 2
             c.arrow((cx, y), (cx, yy + box_h / 2))
             label = {
@@ -308,15 +309,15 @@ def encoder_layer(seq_len: int = SEQ_LEN, d_model: int = example.D_MODEL, num_he
                 c.text(cx + box_w / 2 + 0.05, yy - box_h / 2 - 0.1, shape_label(shapes[key + "_attention"]),
                        size=SMALL, ha="left")
             if item == "ffn":
-                c.text(cx + box_w / 2 + 0.05, yy + box_h / 2 + 0.02, f"hidden\n{shape_label(shapes[key + '_hidden'])}",
-                       size=SMALL, ha="left", va="bottom")
+                c.text(cx + box_w / 2 + 0.05, yy, f"hidden\n{shape_label(shapes[key + '_hidden'])}",
+                       size=SMALL, ha="left")
             y = yy - box_h / 2
         c.arrow((cx, y), (cx, y - 0.3))
         c.text(cx, y - 0.45, f"output {shape_label(shapes[key + '_output'])}")
 
     def draw(c: _Canvas):
-        column(c, 1.2, "post", "post-norm (the paper)", ["attn", "+", "norm", "ffn", "+", "norm"])
-        column(c, 3.7, "pre", "pre-norm", ["norm", "attn", "+", "norm", "ffn", "+"])
+        column(c, 1.2, "post", "post-norm (the paper)", ["|", "attn", "+", "norm", "|", "ffn", "+", "norm"])
+        column(c, 3.7, "pre", "pre-norm", ["|", "norm", "attn", "+", "|", "norm", "ffn", "+"])
         c.ax.plot([2.5, 2.5], [0.2, height - 0.1], color=c.muted, linewidth=0.6, linestyle=":")
 
     return _diagram(height, draw, shapes)

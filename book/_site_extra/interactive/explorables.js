@@ -40,7 +40,7 @@
 
   function attention(root, d) {
     var T = d.tokens.length;
-    var table = el("table", { class: "tl-heat" }, root);
+    var table = el("table", { class: "tl-heat" }, el("div", { class: "tl-scroll" }, root));
     el("caption", {}, table, "Attention weights: rows are queries, columns keys. Pick a query token.");
     var head = el("tr", {}, el("thead", {}, table));
     el("th", { scope: "col" }, head, "query \u2193 key \u2192");
@@ -48,7 +48,9 @@
     var body = el("tbody", {}, table), rows = [], buttons = [];
     d.tokens.forEach(function (t, i) {
       var tr = el("tr", {}, body);
-      var b = el("button", { type: "button", "aria-pressed": "false", "data-row": i }, el("th", { scope: "row" }, tr), t + " (" + i + ")");
+      var b = el("button", { type: "button", "aria-pressed": "false", "data-row": i,
+        "aria-label": t + " " + i + ", query at position " + i }, el("th", { scope: "row" }, tr), t + " ");
+      el("small", {}, b, String(i));
       buttons.push(b);
       d.weights[i].forEach(function (w, j) {
         el("td", { style: "background:" + d.colours[i][j] + ";color:" + d.ink[i][j] }, tr, fmt(w));
@@ -118,15 +120,21 @@
     el("p", { class: "tl-title" }, root, "its encoding: one bar per dimension (even: sin, odd: cos)");
     var ue = bars(root, D, -1, 1, "the encoding of the chosen position, one bar per dimension");
     el("p", { class: "tl-title" }, root, "its dot product with every position j: PE[pos]\u00b7PE[j]");
-    var w = 320, h = 120, smax = D / 2;
+    var w = 320, h = 120, lo = Infinity, hi = -Infinity;
+    d.similarity.forEach(function (r) { r.forEach(function (v) { lo = Math.min(lo, v); hi = Math.max(hi, v); }); });
+    lo = Math.min(0, lo);
     var svg = el("svg:svg", { viewBox: "0 0 " + w + " " + (h + 18), class: "tl-line", role: "img",
       "aria-label": "dot product of the chosen position's encoding with every position's" }, root);
     function sx(j) { return 4 + j * (w - 8) / (T - 1); }
-    function sy(v) { return 4 + (smax - v) / (2 * smax) * (h - 8); }
+    function sy(v) { return 4 + (hi - v) / (hi - lo) * (h - 8); }
     el("svg:line", { x1: 0, x2: w, y1: sy(0), y2: sy(0), class: "tl-axis" }, svg);
     var path = el("svg:path", { class: "tl-path" }, svg);
     var dot = el("svg:circle", { r: 4, class: "tl-dot" }, svg);
-    [0, Math.floor((T - 1) / 2), T - 1].forEach(function (j) { el("svg:text", { x: sx(j), y: h + 14, class: "tl-tick" }, svg, "j=" + j); });
+    [0, Math.floor((T - 1) / 2), T - 1].forEach(function (j, n) {
+      el("svg:text", { x: sx(j), y: h + 14, class: "tl-tick", "text-anchor": ["start", "middle", "end"][n] }, svg, "j = " + j);
+    });
+    el("svg:text", { x: 6, y: sy(hi) + 12, class: "tl-tick", "text-anchor": "start" }, svg, fmt(hi, 0));
+    el("svg:text", { x: 6, y: sy(0) - 4, class: "tl-tick", "text-anchor": "start" }, svg, "0");
     var live = el("p", { class: "tl-live", "aria-live": "polite" }, root);
     function show() {
       var p = +input.value, s = d.similarity[p];
