@@ -46,6 +46,8 @@ DIAGRAMS = {"fig-foundations-self-attention-diagram": "book/foundations",
             "fig-foundations-pe-input-diagram": "book/foundations",
             "fig-encoder-layer-diagram": "book/encoder"}
 BUDGET_GZIP = 60_000
+# the theme's sticky header bars would cover the top of an element screenshot
+NO_STICKY = ".bd-header, .bd-header-article, .header-article { visibility: hidden !important; }"
 
 
 def fmt(x: float) -> str:
@@ -346,7 +348,7 @@ def test_explorable_in_the_browser(kind, scheme, width, site, browser):
         assert not fig.locator(".tl-static").is_visible(), "the static figure is still shown"
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         fig.scroll_into_view_if_needed()
-        fig.screenshot(path=str(SCREENSHOTS / f"explorable-{kind}-{width}-{scheme}.png"))
+        fig.screenshot(path=str(SCREENSHOTS / f"explorable-{kind}-{width}-{scheme}.png"), style=NO_STICKY)
         problems = CHECK[kind](visit, name)
         scroll = page.evaluate(f"() => {{const f = document.getElementById('{name}');"
                                " return [f.scrollWidth, f.clientWidth, document.documentElement.scrollWidth]}")
@@ -392,7 +394,8 @@ def test_diagrams_in_both_modes(scheme, width, site, browser):
                     problems.append(f"{name}: the caption is hidden in {scheme} mode")
                 fig.scroll_into_view_if_needed()
                 SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-                fig.screenshot(path=str(SCREENSHOTS / f"diagram-{name.removeprefix('fig-')}-{width}-{scheme}.png"))
+                fig.screenshot(path=str(SCREENSHOTS / f"diagram-{name.removeprefix('fig-')}-{width}-{scheme}.png"),
+                               style=NO_STICKY)
             problems += [f"{doc}: console: {e}" for e in visit.errors]
             problems += [f"{doc}: requests to other hosts: {u}" for u in visit.foreign()]
         finally:

@@ -38,10 +38,11 @@ PRINT_DPI = 200
 PHONE_CONTENT_PX = 358
 MIN_PHONE_TEXT_PX = 9
 
-# Page colours of the theme (pydata-sphinx-theme: --pst-color-background, --pst-color-text-base)
+# Page colours of the theme (--pst-color-background: sphinx-book-theme's #121212 in dark
+# mode; --pst-color-text-base: pydata-sphinx-theme's #ced6dd), so a figure is no card
 THEMES = {
     "light": {"background": "#ffffff", "text": "#000000", "muted": "#555555", "grid": "#b0b0b0"},
-    "dark": {"background": "#14181e", "text": "#ced6dd", "muted": "#a0a9b2", "grid": "#4a525c"},
+    "dark": {"background": "#121212", "text": "#ced6dd", "muted": "#a0a9b2", "grid": "#4a525c"},
 }
 THEMED_MIME = "application/vnd.transformer-lessons.themed-figure+json"
 
