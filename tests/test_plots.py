@@ -235,3 +235,19 @@ def test_numbers_in_cells_have_aa_contrast():
         text = 0.0 if ink == "black" else 1.0
         ratio = (max(cell, text) + 0.05) / (min(cell, text) + 0.05)
         assert ratio >= 4.5, (value, ink, ratio)
+
+
+def test_html_takes_both_variants_and_latex_the_light_png():
+    """myst-nb's choice among a figure's outputs, with this package's renderers installed
+    (entry points in pyproject.toml): the HTML builder takes the themed images (or the
+    explorable), the LaTeX builder (both PDFs) the PNG."""
+    from myst_nb.core.render import get_mime_priority
+
+    from transformer_lessons.explorables import EXPLORABLE_MIME
+
+    figure = set(plots.loss_curve([2.0, 1.0])._repr_mimebundle_())
+    explorable = figure - {plots.THEMED_MIME} | {EXPLORABLE_MIME}
+    for builder, bundle, expected in (("html", figure, plots.THEMED_MIME), ("html", explorable, EXPLORABLE_MIME),
+                                      ("latex", figure, "image/png"), ("latex", explorable, "image/png")):
+        chosen = next(m for m in get_mime_priority(builder, []) if m in bundle)
+        assert chosen == expected, (builder, chosen)
