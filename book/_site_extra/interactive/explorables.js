@@ -62,7 +62,8 @@
     });
     var panel = el("div", { class: "tl-panel", "aria-live": "polite" }, root);
     var title = el("p", { class: "tl-title" }, panel);
-    var update = bars(panel, T, 0, 1, "the chosen query's weights, one bar per key", d.tokens);
+    var vmax = Math.max.apply(null, d.weights.map(function (r) { return Math.max.apply(null, r); }));
+    var update = bars(panel, T, 0, vmax, "the chosen query's weights, one bar per key (scale: the largest weight)", d.tokens);
     var sum = el("p", { class: "tl-sum" }, panel);
     var outp = el("p", { class: "tl-out" }, panel);
     function show(i) {
