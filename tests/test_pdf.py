@@ -190,7 +190,7 @@ def _figures(toc_files, edition) -> int:
         if edition == "student":
             for hidden in art.select(".quiz-answer, div.solution, .instructor-only, .tag_instructor-only"):
                 hidden.decompose()
-        count += len(art.select(".cell_output img"))
+        count += len(art.select(".cell_output img:not(.only-dark)"))  # the PDFs print the light variant
     return count
 
 

@@ -128,11 +128,21 @@ def _page_context(app: Sphinx, pagename: str, templatename: str, context: dict, 
         context["metatags"] = metatags + f'\n<meta name="description" content="{desc}" />'
 
 
+SVG_SIZE = re.compile(rb'<svg\b[^>]*?\swidth="([\d.]+)(pt|px)?"[^>]*?\sheight="([\d.]+)(pt|px)?"')
+
+
 def _image_size(path: Path) -> tuple[int, int] | None:
-    """(width, height) of a PNG, GIF or JPEG, read from its header; None otherwise."""
+    """(width, height) of a PNG, GIF or JPEG, read from its header, or of an SVG with a
+    width and height in pt or px (matplotlib's diagrams) in CSS px; None otherwise."""
     try:
         with path.open("rb") as f:
             head = f.read(26)
+            if path.suffix == ".svg":
+                m = SVG_SIZE.search(head + f.read(4000))
+                if not m:
+                    return None
+                scale = 4 / 3 if m.group(2) == b"pt" else 1  # 1 pt = 4/3 CSS px
+                return round(float(m.group(1)) * scale), round(float(m.group(3)) * scale)
             if head[:8] == b"\x89PNG\r\n\x1a\n":
                 return struct.unpack(">II", head[16:24])
             if head[:6] in (b"GIF87a", b"GIF89a"):

@@ -1,32 +1,164 @@
-"""Figures for the book. Each function returns a :class:`matplotlib.figure.Figure`
-and never calls ``plt.show()``: a page displays the returned figure.
+"""Figures for the book. Each function returns a :class:`ThemedFigure` (a
+:class:`matplotlib.figure.Figure`, drawn for a light page, that carries a second copy
+drawn for a dark page) and never calls ``plt.show()``: a page displays the returned
+figure.
 
-Colour maps are colour-blind safe: ``viridis`` (sequential) for attention
-weights, ``RdBu_r`` (ColorBrewer's colour-blind-safe diverging map) for values
-in [-1, 1]; line plots use the Okabe-Ito palette plus distinct line styles,
-so they also read in black and white print.
+Colour maps encode the value in their lightness, so a figure also reads in greyscale
+print and with any colour-vision deficiency: ``viridis`` for attention weights in
+[0, 1] and ``cividis`` for values in [-1, 1] (a red-blue diverging map would print
++1 and -1 as the same grey). Both variants use the same maps, so a colour means the
+same value on a light and on a dark page; only the background, text and axes change.
+Line plots use the Okabe-Ito palette plus distinct line styles and markers.
+
+On the web site both variants are shown, each with the theme's ``only-light`` or
+``only-dark`` class (:class:`ThemedImages`, a myst-nb output renderer); the PDFs, Jupyter,
+Colab and Binder get the light one as an ordinary PNG.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+import base64
+import contextlib
+import io
+from typing import Callable, ClassVar, Sequence
 
+import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
 WEIGHTS_CMAP = "viridis"
-SIGNED_CMAP = "RdBu_r"
+SIGNED_CMAP = "cividis"
 OKABE_ITO = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
 LINESTYLES = ["-", "--", "-.", ":"]
-PNG_DPI = 120
+MARKERS = "os^D"
+PNG_DPI = 120  # the site's PNG figures; the PDFs get diagrams at PRINT_DPI
+PRINT_DPI = 200
+# The phone width the figures are designed for: at 390 CSS px the theme leaves about this
+# much for an image (tests/test_plots.py checks text sizes against it).
+PHONE_CONTENT_PX = 358
+MIN_PHONE_TEXT_PX = 9
+
+# Page colours of the theme (--pst-color-background: sphinx-book-theme's #121212 in dark
+# mode; --pst-color-text-base: pydata-sphinx-theme's #ced6dd), so a figure is no card
+THEMES = {
+    "light": {"background": "#ffffff", "text": "#000000", "muted": "#555555", "grid": "#b0b0b0"},
+    "dark": {"background": "#121212", "text": "#ced6dd", "muted": "#a0a9b2", "grid": "#4a525c"},
+}
+THEMED_MIME = "application/vnd.transformer-lessons.themed-figure+json"
+
+
+def _rc(theme: str) -> dict:
+    c = THEMES[theme]
+    return {
+        "font.size": 10,
+        "figure.facecolor": c["background"], "axes.facecolor": c["background"],
+        "savefig.facecolor": c["background"], "savefig.edgecolor": c["background"],
+        "text.color": c["text"], "axes.labelcolor": c["text"], "axes.edgecolor": c["text"],
+        "xtick.color": c["text"], "ytick.color": c["text"], "grid.color": c["grid"],
+        "legend.facecolor": c["background"], "legend.edgecolor": c["grid"], "legend.labelcolor": c["text"],
+        "svg.fonttype": "none",  # SVG text stays text: small, crisp, selectable
+        "svg.hashsalt": "transformer-lessons",  # the same figure gives the same file
+        "font.family": ["DejaVu Sans", "sans-serif"],
+    }
+
+
+@contextlib.contextmanager
+def theme_context(theme: str):
+    """matplotlib settings for drawing (and saving) a figure for a light or a dark page."""
+    if theme not in THEMES:
+        raise ValueError(f"theme must be one of {sorted(THEMES)}, got {theme!r}")
+    with matplotlib.rc_context(_rc(theme)):
+        yield
+
+
+def palette(theme: str) -> list[str]:
+    """Okabe-Ito line colours; black becomes the page's text colour on a dark page."""
+    return OKABE_ITO[:-1] + [THEMES[theme]["text"]]
+
+
+class ThemedFigure(Figure):
+    """A figure drawn for a light page, with a copy drawn for a dark page in ``.dark``.
+
+    It is an ordinary :class:`~matplotlib.figure.Figure` (the light one), so code that
+    inspects ``fig.axes`` keeps working. In a notebook it displays as the light PNG,
+    plus one more output type that the book's builder turns into both variants.
+    """
+
+    dark: Figure
+    svg: bool = False
+
+    def image_bytes(self, theme: str = "light", fmt: str = "png", dpi: int = PNG_DPI) -> bytes:
+        fig = self if theme == "light" else self.dark
+        buf = io.BytesIO()
+        with theme_context(theme):
+            metadata = {"Date": None} if fmt == "svg" else ({"Software": None} if fmt == "png" else None)
+            fig.savefig(buf, format=fmt, dpi=dpi, metadata=metadata)
+        return buf.getvalue()
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        web_fmt, web_mime = ("svg", "image/svg+xml") if self.svg else ("png", "image/png")
+
+        def web(theme):
+            data = self.image_bytes(theme, web_fmt)
+            return data.decode() if self.svg else base64.b64encode(data).decode()
+
+        width, height = (round(v) for v in self.get_size_inches() * (96 if self.svg else PNG_DPI))
+        themed = {"mime": web_mime, "light": web("light"), "dark": web("dark"), "width": width, "height": height}
+        print_png = self.image_bytes("light", "png", PRINT_DPI if self.svg else PNG_DPI)
+        return {"text/plain": f"<{type(self).__name__} {width}x{height}>",
+                "image/png": base64.b64encode(print_png).decode(), THEMED_MIME: themed}
+
+
+def themed(figsize, draw: Callable[[Figure, str], None], *, svg: bool = False, layout="constrained") -> ThemedFigure:
+    """Draw ``draw(fig, theme)`` twice, once per theme, into a :class:`ThemedFigure`."""
+    with theme_context("light"):
+        fig = ThemedFigure(figsize=figsize, layout=layout)
+        draw(fig, "light")
+    with theme_context("dark"):
+        dark = Figure(figsize=figsize, layout=layout)
+        draw(dark, "dark")
+    fig.dark, fig.svg = dark, svg
+    return fig
+
+
+class ThemedImages:
+    """myst-nb output renderer (entry point ``myst_nb.mime_renderers``, see pyproject.toml).
+
+    On the HTML builder, :data:`THEMED_MIME` becomes two images with the theme's
+    ``only-light`` and ``only-dark`` classes; both take the cell's ``mystnb: image``
+    options (the alt text) and sit in the cell's figure with its caption. Other builders
+    (LaTeX) do not list this type and take the light PNG.
+    """
+
+    mime_priority_overrides: ClassVar = [("html", THEMED_MIME, 1)]
+
+    @staticmethod
+    def handle_mime(renderer, data, inline):
+        if data.mime_type != THEMED_MIME:
+            return None
+        from docutils import nodes
+        from myst_nb.core.render import MimeData
+
+        content = data.content
+        # One box around both: the theme hides a figcaption that follows an .only-dark
+        # element (".only-dark ~ figcaption"), which would hide the caption in both modes.
+        box = nodes.container(classes=["themed-figure"])
+        for theme in ("light", "dark"):
+            part = MimeData(content["mime"], content[theme], cell_metadata=data.cell_metadata,
+                            output_metadata={}, cell_index=data.cell_index, output_index=data.output_index,
+                            line=data.line)
+            for node in renderer.render_image(part):
+                node["classes"] = list(node.get("classes", [])) + [f"only-{theme}"]
+                box.append(node)
+        return [box]
 
 
 def _register_notebook_display() -> None:
-    """Let a notebook cell that ends with a Figure show it as a PNG.
+    """Let a notebook cell that ends with a plain Figure show it as a PNG.
 
     The figures are built with :class:`~matplotlib.figure.Figure`, not pyplot, so
     nothing is drawn twice and no global state is touched; IPython only needs to be
-    told how to render them.
+    told how to render them (a :class:`ThemedFigure` brings its own ``_repr_mimebundle_``).
     """
     try:
         from IPython import get_ipython
@@ -43,13 +175,33 @@ def _register_notebook_display() -> None:
 _register_notebook_display()
 
 
-def _draw_heatmap(fig, ax, weights, query_labels, key_labels, title, vmax=None, colorbar=True):
+def phone_text_px(fig: Figure, fontsize_pt: float, svg: bool = False) -> float:
+    """CSS pixel height of ``fontsize_pt`` text in ``fig`` on a 390 px wide phone.
+
+    The site shows a PNG at one CSS pixel per image pixel (an SVG at 96 per inch),
+    narrowed to the column's width when it is wider.
+    """
+    per_inch = 96 if svg else PNG_DPI
+    natural_width = fig.get_size_inches()[0] * per_inch
+    return fontsize_pt / 72 * per_inch * min(1.0, PHONE_CONTENT_PX / natural_width)
+
+
+def _fit_fontsize(fig_width_in: float, preferred: float = 10.0) -> float:
+    """The smallest font size (pt) that is MIN_PHONE_TEXT_PX tall on a phone, or ``preferred``."""
+    needed = MIN_PHONE_TEXT_PX * 72 * PNG_DPI * fig_width_in / PHONE_CONTENT_PX / PNG_DPI
+    return max(preferred, round(needed + 0.05, 1))
+
+
+def _draw_heatmap(fig, ax, weights, query_labels, key_labels, title, vmax=None, colorbar=True,
+                  xlabel=True, ylabel=True):
     t, s = weights.shape
     image = ax.imshow(weights, cmap=WEIGHTS_CMAP, vmin=0.0, vmax=vmax, aspect="auto")
     ax.set_xticks(range(s), [str(lab) for lab in key_labels] if key_labels is not None else range(s), rotation=45, ha="right")
     ax.set_yticks(range(t), [str(lab) for lab in query_labels] if query_labels is not None else range(t))
-    ax.set_xlabel("key (attended to)")
-    ax.set_ylabel("query (attending)")
+    if xlabel:
+        ax.set_xlabel("key (attended to)")
+    if ylabel:
+        ax.set_ylabel("query (attending)")
     if title:
         ax.set_title(title)
     if colorbar:
@@ -65,20 +217,35 @@ def _check_labels(weights: np.ndarray, query_labels, key_labels) -> None:
         raise ValueError(f"{len(key_labels)} key labels for weights of shape {weights.shape} (S={s})")
 
 
+def _luminance(rgb) -> float:
+    """WCAG relative luminance of an sRGB colour (components in [0, 1])."""
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb[:3]]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def annotation_colour(value: float, vmax: float, cmap: str = WEIGHTS_CMAP, vmin: float = 0.0) -> str:
+    """Black or white, whichever contrasts more with the cell's colour (at least 4.5:1,
+    WCAG AA for text, on any colour)."""
+    colour = matplotlib.colormaps[cmap]((value - vmin) / (vmax - vmin) if vmax > vmin else 0.0)
+    lum = _luminance(colour)
+    return "black" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "white"
+
+
 def attention_heatmap(
     weights,
     query_labels: Sequence | None = None,
     key_labels: Sequence | None = None,
     title: str | None = None,
     annotate: bool = False,
-) -> Figure:
+) -> ThemedFigure:
     """Heatmap of one attention matrix.
 
     Args:
         weights: ``(T, S)`` attention weights (rows = queries).
         query_labels: ``T`` labels for the rows; key_labels: ``S`` for the columns
             (default: the query labels, for self-attention).
-        annotate: write each weight in its cell (for small matrices).
+        annotate: write each weight in its cell, in a font at least 9 CSS px tall on a
+            390 px phone; with too many columns for that the numbers are left out.
     """
     weights = np.asarray(weights, dtype=float)
     if weights.ndim != 2:
@@ -87,15 +254,22 @@ def attention_heatmap(
         key_labels = query_labels
     _check_labels(weights, query_labels, key_labels)
     t, s = weights.shape
-    fig = Figure(figsize=(1.2 + 0.55 * s, 0.9 + 0.45 * t), layout="constrained")
-    ax = fig.add_subplot()
-    _draw_heatmap(fig, ax, weights, query_labels, key_labels, title)
-    if annotate:
-        for i in range(t):
-            for j in range(s):
-                colour = "black" if weights[i, j] > 0.6 * weights.max() else "white"
-                ax.text(j, i, f"{weights[i, j]:.2f}", ha="center", va="center", fontsize=8, color=colour)
-    return fig
+    width = min(5.3, 1.6 + 0.62 * s)
+    cell_in = (width - 1.9) / s  # about the width of one cell
+    fontsize = _fit_fontsize(width)
+    annotate = annotate and cell_in >= 4 * 0.6 * fontsize / 72  # "0.23": four characters must fit
+
+    def draw(fig, theme):
+        ax = fig.add_subplot()
+        _draw_heatmap(fig, ax, weights, query_labels, key_labels, title)
+        if annotate:
+            vmax = weights.max()
+            for i in range(t):
+                for j in range(s):
+                    ax.text(j, i, f"{weights[i, j]:.2f}", ha="center", va="center", fontsize=fontsize,
+                            color=annotation_colour(weights[i, j], vmax))
+
+    return themed((width, 1.1 + 0.5 * t), draw)
 
 
 def attention_grid(
@@ -103,10 +277,10 @@ def attention_grid(
     query_labels: Sequence | None = None,
     key_labels: Sequence | None = None,
     titles: Sequence[str] | None = None,
-    ncols: int = 4,
+    ncols: int = 2,
     suptitle: str | None = None,
-) -> Figure:
-    """One heatmap per head on a shared colour scale.
+) -> ThemedFigure:
+    """One heatmap per head on a shared colour scale, two per row by default (4 heads: 2x2).
 
     Args:
         weights: ``(H, T, S)``.
@@ -121,96 +295,135 @@ def attention_grid(
     h, t, s = weights.shape
     ncols = min(ncols, h)
     nrows = -(-h // ncols)
-    fig = Figure(figsize=(0.6 + ncols * (0.9 + 0.35 * s), 0.6 + nrows * (0.9 + 0.35 * t)), layout="constrained")
-    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
     vmax = float(weights.max())
-    image = None
-    for i, ax in enumerate(axes):
-        if i >= h:
-            ax.set_axis_off()
-            continue
-        title = titles[i] if titles is not None else f"head {i}"
-        image = _draw_heatmap(fig, ax, weights[i], query_labels, key_labels, title, vmax=vmax, colorbar=False)
-        if i % ncols:
-            ax.set_ylabel("")
-    fig.colorbar(image, ax=axes.tolist(), label="attention weight", shrink=0.8)
-    if suptitle:
-        fig.suptitle(suptitle)
-    return fig
+    width = min(5.3, 1.4 + ncols * (0.3 + 0.3 * s))
+    height = 0.9 + nrows * (0.5 + (width - 1.4) / ncols * t / s * 0.9)
+
+    def draw(fig, theme):
+        axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False, sharex=True, sharey=True)).ravel()
+        image = None
+        for i, ax in enumerate(axes):
+            if i >= h:
+                ax.set_axis_off()
+                continue
+            title = titles[i] if titles is not None else f"head {i}"
+            image = _draw_heatmap(fig, ax, weights[i], query_labels, key_labels, title, vmax=vmax,
+                                  colorbar=False, xlabel=False, ylabel=False)
+            ax.tick_params(labelbottom=i + ncols >= h, labelleft=i % ncols == 0)
+        fig.supxlabel("key (attended to)", fontsize=10)
+        fig.supylabel("query (attending)", fontsize=10)
+        fig.colorbar(image, ax=axes.tolist(), label="attention weight", shrink=0.8)
+        if suptitle:
+            fig.suptitle(suptitle)
+
+    return themed((width, height), draw)
 
 
-def positional_encoding_heatmap(pe) -> Figure:
-    """Heatmap of a positional-encoding table ``pe (T, d_model)``."""
+def positional_encoding_heatmap(pe) -> ThemedFigure:
+    """Heatmap of a positional-encoding table ``pe (T, d_model)``.
+
+    ``cividis`` runs from dark blue (-1) through grey (0) to yellow (+1), so the value is
+    also the lightness: a sine near 0 is mid-grey, a cosine near 1 is bright.
+    """
     pe = np.asarray(pe, dtype=float)
     if pe.ndim != 2:
         raise ValueError(f"pe must be (T, d_model), got shape {pe.shape}")
-    fig = Figure(figsize=(7, 3.5), layout="constrained")
-    ax = fig.add_subplot()
-    image = ax.imshow(pe, cmap=SIGNED_CMAP, vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
-    ax.set_xlabel("encoding dimension (even = sin, odd = cos)")
-    ax.set_ylabel("position")
-    ax.set_title(f"Sinusoidal positional encoding, {pe.shape[0]} positions x {pe.shape[1]} dimensions")
-    fig.colorbar(image, ax=ax, label="value")
-    return fig
+
+    def draw(fig, theme):
+        ax = fig.add_subplot()
+        image = ax.imshow(pe, cmap=SIGNED_CMAP, vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+        ax.set_xlabel("dimension (even: sin, odd: cos)")
+        ax.set_ylabel("position")
+        ax.set_title(f"{pe.shape[0]} positions x {pe.shape[1]} dimensions")
+        fig.colorbar(image, ax=ax, label="value")
+
+    return themed((5.3, 3.6), draw)
 
 
-def positional_encoding_curves(pe, dims: Sequence[int] = (0, 1, 6, 7)) -> Figure:
-    """Selected columns of ``pe (T, d_model)`` as curves over position."""
+def positional_encoding_curves(pe, dims: Sequence[int] = (0, 1, 6, 7), base: float = 10000.0) -> ThemedFigure:
+    """Selected columns of ``pe (T, d_model)`` over position.
+
+    Each column is drawn as the continuous sine or cosine it samples (so a fast one is
+    not a jagged line between far-apart points), with a marker at every integer
+    position: the markers are the values in ``pe``.
+    """
     pe = np.asarray(pe, dtype=float)
-    bad = [d for d in dims if not 0 <= d < pe.shape[1]]
+    if pe.ndim != 2:
+        raise ValueError(f"pe must be (T, d_model), got shape {pe.shape}")
+    t, d_model = pe.shape
+    bad = [d for d in dims if not 0 <= d < d_model]
     if bad:
         raise ValueError(f"dims {bad} out of range for pe of shape {pe.shape}")
-    fig = Figure(figsize=(7, 3.2), layout="constrained")
-    ax = fig.add_subplot()
-    for n, d in enumerate(dims):
-        kind = "sin" if d % 2 == 0 else "cos"
-        ax.plot(pe[:, d], color=OKABE_ITO[n % len(OKABE_ITO)], linestyle=LINESTYLES[n % len(LINESTYLES)],
-                label=f"dim {d} ({kind}, i={d // 2})")
-    ax.set_xlabel("position")
-    ax.set_ylabel("PE value")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), fontsize=8, ncols=min(len(dims), 4), frameon=False)  # below the axes: never over the curves
-    ax.set_title("Each pair (2i, 2i+1) shares one frequency; frequency falls as i grows")
-    return fig
+    positions = np.arange(t)
+    smooth = np.linspace(0, t - 1, 40 * t)
+    curves = {}
+    for d in dims:
+        fn = np.sin if d % 2 == 0 else np.cos
+        inv_freq = base ** (-(d - d % 2) / d_model)  # 1 / 10000^(2i / d_model)
+        if not np.allclose(fn(positions * inv_freq), pe[:, d], atol=1e-9):
+            raise ValueError(f"column {d} of pe (shape {pe.shape}) is not the sinusoid of base {base}")
+        curves[d] = fn(smooth * inv_freq)
+
+    def draw(fig, theme):
+        ax = fig.add_subplot()
+        colours = palette(theme)
+        for n, d in enumerate(dims):
+            kind = "sin" if d % 2 == 0 else "cos"
+            style = dict(color=colours[n % len(colours)])
+            ax.plot(smooth, curves[d], linestyle=LINESTYLES[n % len(LINESTYLES)], linewidth=1.3, **style,
+                    label=f"dim {d} ({kind}, i={d // 2})")
+            ax.plot(positions, pe[:, d], linestyle="none", marker=MARKERS[n % len(MARKERS)], markersize=3, **style)
+        ax.set_xlabel("position (markers: the integer positions)")
+        ax.set_ylabel("PE value")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), fontsize=10, ncols=min(len(dims), 2), frameon=False)
+        ax.set_title("A pair (2i, 2i+1) shares one frequency")
+
+    return themed((5.3, 3.6), draw)
 
 
-def saturation_plot(d_ks: Sequence[int], unscaled: Sequence[dict], scaled: Sequence[dict]) -> Figure:
-    """Two panels over ``d_k``: the largest softmax weight, and the gradient norm.
+def saturation_plot(d_ks: Sequence[int], unscaled: Sequence[dict], scaled: Sequence[dict]) -> ThemedFigure:
+    """Two panels over ``d_k``, one above the other: the largest softmax weight, and the gradient norm.
 
     ``unscaled``/``scaled`` are lists of dicts from
     :func:`transformer_lessons.pitfalls.saturation_stats`, one per ``d_k``.
     """
-    fig = Figure(figsize=(8, 3.2), layout="constrained")
-    ax_w, ax_g = fig.subplots(1, 2)
-    for stats, label, n in ((unscaled, "QK^T (unscaled)", 1), (scaled, "QK^T / sqrt(d_k)", 0)):
-        style = dict(color=OKABE_ITO[n], linestyle=LINESTYLES[n], marker="os"[n], label=label)
-        ax_w.plot(d_ks, [s["max_weight"] for s in stats], **style)
-        ax_g.plot(d_ks, [s["grad_norm"] for s in stats], **style)
-    for ax in (ax_w, ax_g):
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("d_k")
-        ax.legend(fontsize=8)
-    ax_w.set_ylabel("mean largest weight")
-    ax_w.set_ylim(0, 1.05)
-    ax_w.set_title("Softmax saturates without scaling")
-    ax_g.set_ylabel("median |d loss / d q|")
-    ax_g.set_yscale("log")
-    ax_g.set_title("...and its gradient vanishes")
-    return fig
+
+    def draw(fig, theme):
+        ax_w, ax_g = fig.subplots(2, 1, sharex=True)
+        colours = palette(theme)
+        for stats, label, n in ((unscaled, "QK^T (unscaled)", 1), (scaled, "QK^T / sqrt(d_k)", 0)):
+            style = dict(color=colours[n], linestyle=LINESTYLES[n], marker=MARKERS[n], label=label)
+            ax_w.plot(d_ks, [s["max_weight"] for s in stats], **style)
+            ax_g.plot(d_ks, [s["grad_norm"] for s in stats], **style)
+        for ax in (ax_w, ax_g):
+            ax.set_xscale("log", base=2)
+            ax.legend(fontsize=10)
+        ax_g.set_xlabel("d_k")
+        ax_w.set_ylabel("mean largest weight")
+        ax_w.set_ylim(0, 1.05)
+        ax_w.set_title("Softmax saturates without scaling")
+        ax_g.set_ylabel("median |d loss / d q|")
+        ax_g.set_yscale("log")
+        ax_g.set_title("...and its gradient vanishes")
+
+    return themed((5.3, 5.4), draw)
 
 
-def loss_curve(losses: Sequence[float], title: str = "Training loss") -> Figure:
+def loss_curve(losses: Sequence[float], title: str = "Training loss") -> ThemedFigure:
     """Training loss per step on a log scale."""
-    fig = Figure(figsize=(6, 3), layout="constrained")
-    ax = fig.add_subplot()
-    ax.plot(np.arange(1, len(losses) + 1), losses, color=OKABE_ITO[0])
-    ax.set_yscale("log")
-    ax.set_xlabel("training step")
-    ax.set_ylabel("cross-entropy loss")
-    ax.set_title(title)
-    return fig
+
+    def draw(fig, theme):
+        ax = fig.add_subplot()
+        ax.plot(np.arange(1, len(losses) + 1), losses, color=palette(theme)[0])
+        ax.set_yscale("log")
+        ax.set_xlabel("training step")
+        ax.set_ylabel("cross-entropy loss")
+        ax.set_title(title)
+
+    return themed((5.3, 3.0), draw)
 
 
-def gradient_distance_plot(rnn_norms, attention_norms) -> Figure:
+def gradient_distance_plot(rnn_norms, attention_norms) -> ThemedFigure:
     """How the last output's gradient depends on the distance to each input.
 
     Args:
@@ -223,22 +436,25 @@ def gradient_distance_plot(rnn_norms, attention_norms) -> Figure:
     if rnn_norms.ndim != 1 or rnn_norms.shape != attention_norms.shape:
         raise ValueError(f"expected two (T,) arrays, got {rnn_norms.shape} and {attention_norms.shape}")
     distance = np.arange(len(rnn_norms))[::-1]  # position j is T - 1 - j steps from the last
-    fig = Figure(figsize=(7, 3.2), layout="constrained")
-    ax = fig.add_subplot()
-    ax.plot(distance, rnn_norms, color=OKABE_ITO[1], linestyle=LINESTYLES[1], marker="s", markersize=4,
-            label="RNN (tanh)")
-    ax.plot(distance, attention_norms, color=OKABE_ITO[0], linestyle=LINESTYLES[0], marker="o", markersize=4,
-            label="self-attention")
-    ax.set_yscale("log")
-    ax.set_xlabel("distance from the last position (steps)")
-    ax.set_ylabel("|d output[T-1] / d input[j]|")
-    ax.set_title("Gradient reaching each input from the last output")
-    ax.legend(fontsize=8)
-    return fig
+
+    def draw(fig, theme):
+        ax = fig.add_subplot()
+        colours = palette(theme)
+        ax.plot(distance, rnn_norms, color=colours[1], linestyle=LINESTYLES[1], marker="s", markersize=4,
+                label="RNN (tanh)")
+        ax.plot(distance, attention_norms, color=colours[0], linestyle=LINESTYLES[0], marker="o", markersize=4,
+                label="self-attention")
+        ax.set_yscale("log")
+        ax.set_xlabel("distance from the last position (steps)")
+        ax.set_ylabel("|d output[T-1] / d input[j]|")
+        ax.set_title("Gradient reaching each input from the last output")
+        ax.legend(fontsize=10)
+
+    return themed((5.3, 3.4), draw)
 
 
 def scaling_plot(sizes: Sequence[float], series: dict, ylabel: str, title: str | None = None,
-                 xlabel: str = "sequence length T") -> Figure:
+                 xlabel: str = "sequence length T") -> ThemedFigure:
     """Costs against size on log-log axes, each line labelled with its fitted slope.
 
     On log-log axes a cost proportional to ``size ** p`` is a straight line of
@@ -257,19 +473,80 @@ def scaling_plot(sizes: Sequence[float], series: dict, ylabel: str, title: str |
     bad = {label: np.shape(costs) for label, costs in series.items() if np.shape(costs) != sizes.shape}
     if bad:
         raise ValueError(f"each series needs {sizes.shape} values, one per size; got {bad}")
-    fig = Figure(figsize=(6, 3.6), layout="constrained")
-    ax = fig.add_subplot()
-    for n, (label, costs) in enumerate(series.items()):
-        slope = loglog_slope(sizes, costs)
-        ax.plot(sizes, costs, color=OKABE_ITO[n % len(OKABE_ITO)], linestyle=LINESTYLES[n % len(LINESTYLES)],
-                marker="os^D"[n % 4], label=f"{label} (slope {slope:.2f})")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xticks(sizes, [f"{s:g}" for s in sizes])
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    if title:
-        ax.set_title(title)
-    ax.legend(fontsize=8)
-    ax.grid(True, which="major", alpha=0.3)
-    return fig
+    slopes = {label: loglog_slope(sizes, costs) for label, costs in series.items()}
+
+    def draw(fig, theme):
+        ax = fig.add_subplot()
+        colours = palette(theme)
+        for n, (label, costs) in enumerate(series.items()):
+            ax.plot(sizes, costs, color=colours[n % len(colours)], linestyle=LINESTYLES[n % len(LINESTYLES)],
+                    marker=MARKERS[n % 4], label=f"{label} (slope {slopes[label]:.2f})")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xticks(sizes, [f"{s:g}" for s in sizes])
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        if title:
+            ax.set_title(title)
+        ax.legend(fontsize=10)
+        ax.grid(True, which="major", alpha=0.3)
+
+    return themed((5.3, 3.8), draw)
+
+
+def dk_weights_plot(d_ks: Sequence[int], max_unscaled, max_scaled, n_keys: int, n_queries: int) -> ThemedFigure:
+    """The mean largest softmax weight of a query over ``n_keys`` keys, against ``d_k``.
+
+    Args:
+        d_ks: ``(n,)`` key sizes; max_unscaled, max_scaled: ``(n,)`` mean over ``n_queries``
+            queries of the largest weight of ``softmax(q . k_j)`` and of
+            ``softmax(q . k_j / sqrt(d_k))``.
+    """
+    max_unscaled, max_scaled = np.asarray(max_unscaled, dtype=float), np.asarray(max_scaled, dtype=float)
+    if max_unscaled.shape != (len(d_ks),) or max_scaled.shape != (len(d_ks),):
+        raise ValueError(f"expected two ({len(d_ks)},) arrays, got {max_unscaled.shape} and {max_scaled.shape}")
+
+    def draw(fig, theme):
+        ax = fig.add_subplot()
+        colours = palette(theme)
+        for values, label, n in ((max_unscaled, "q·k (unscaled)", 1), (max_scaled, "q·k / sqrt(d_k)", 0)):
+            ax.plot(d_ks, values, color=colours[n], linestyle=LINESTYLES[n], marker=MARKERS[n], label=label)
+        ax.axhline(1 / n_keys, color=THEMES[theme]["muted"], linewidth=0.8, linestyle=":")
+        ax.text(d_ks[-1], 1 / n_keys - 0.03, f"uniform: 1/{n_keys}", color=THEMES[theme]["muted"], fontsize=10,
+                ha="right", va="top")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(d_ks, [str(d) if i % 2 == 0 else "" for i, d in enumerate(d_ks)])
+        ax.set_ylim(0, 1.05)
+        ax.set_xlabel("d_k")
+        ax.set_ylabel("largest weight (mean)")
+        ax.set_title(f"{n_keys} keys, mean over {n_queries} queries")
+        ax.legend(fontsize=10, loc="center left")
+
+    return themed((5.3, 3.4), draw)
+
+
+def pe_similarity_plot(pe, position: int) -> ThemedFigure:
+    """Two panels: the encoding of ``position`` (one bar per dimension), and its dot
+    product with the encoding of every position, ``pe[position] @ pe.T``."""
+    pe = np.asarray(pe, dtype=float)
+    if pe.ndim != 2 or not 0 <= position < pe.shape[0]:
+        raise ValueError(f"position {position} out of range for pe of shape {pe.shape}")
+    similarity = pe @ pe[position]  # (T,)
+
+    def draw(fig, theme):
+        ax_e, ax_s = fig.subplots(2, 1)
+        colours = palette(theme)
+        ax_e.bar(np.arange(pe.shape[1]), pe[position], color=colours[0])
+        ax_e.axhline(0, color=THEMES[theme]["text"], linewidth=0.6)
+        ax_e.set_ylim(-1.05, 1.05)
+        ax_e.set_xlabel("dimension (even: sin, odd: cos)")
+        ax_e.set_ylabel("value")
+        ax_e.set_title(f"PE of position {position}")
+        ax_s.plot(np.arange(pe.shape[0]), similarity, color=colours[1], marker="o", markersize=3)
+        ax_s.plot([position], [similarity[position]], linestyle="none", marker="D", markersize=7,
+                  color=colours[0])
+        ax_s.set_xlabel("position j")
+        ax_s.set_ylabel(f"PE[{position}] · PE[j]")
+        ax_s.set_title(f"Similarity to position {position} (largest at j = {position}: {similarity[position]:.0f})")
+
+    return themed((5.3, 5.0), draw)

@@ -1,0 +1,133 @@
+"""The concept diagrams: the shapes written on them are the shapes the library produces."""
+
+import re
+
+import matplotlib
+import numpy as np
+import pytest
+import torch
+
+from transformer_lessons import (
+    MultiHeadAttention,
+    TransformerEncoderLayer,
+    diagrams,
+    example,
+    plots,
+    positional_encoding,
+    scaled_dot_product_attention,
+)
+
+matplotlib.use("Agg")
+
+SHAPE = re.compile(r"\((\d+(?:, \d+)*)\)")
+
+
+def texts(fig) -> list[str]:
+    return [t.get_text() for t in fig.findobj(matplotlib.text.Text) if t.get_text()]
+
+
+def shapes_written(fig) -> set[tuple[int, ...]]:
+    """Every (a, b, ...) written anywhere on the figure."""
+    return {tuple(int(n) for n in m.split(", ")) for t in texts(fig) for m in SHAPE.findall(t)}
+
+
+def self_attention_shapes(t, d_model, d_k):
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(t, d_model))
+    w = rng.normal(size=(d_model, d_k))
+    q = k = v = x @ w
+    out, weights = scaled_dot_product_attention(q, k, v)
+    return {"X": x.shape, "W_Q": w.shape, "Q": q.shape, "K": k.shape, "V": v.shape, "scores": (t, t),
+            "weights": weights.shape, "output": out.shape}
+
+
+@pytest.mark.parametrize("sizes", [(6, 16, 4), (3, 8, 2), (10, 32, 8)])
+def test_self_attention_shapes_are_the_library_shapes(sizes):
+    fig = diagrams.self_attention(*sizes)
+    assert fig.shapes == self_attention_shapes(*sizes)
+    written = shapes_written(fig)
+    assert written == set(fig.shapes.values()), "a shape on the diagram that the library did not produce, or one missing"
+    for name in ("X", "Q", "K", "V", "scores", "weights", "output"):
+        assert any(t.startswith(name) and diagrams.shape_label(fig.shapes[name]) in t for t in texts(fig)), name
+
+
+def test_running_example_self_attention_labels():
+    fig = diagrams.self_attention()
+    labels = texts(fig)
+    for expected in ["X (6, 16)", "Q (6, 4)", "K (6, 4)", "V (6, 4)", "scores (6, 6)", "weights (6, 6)", "output (6, 4)"]:
+        assert expected in labels
+
+
+@pytest.mark.parametrize("sizes", [(6, 16, 4), (5, 12, 3), (4, 8, 1)])
+def test_multi_head_shapes_are_the_module_shapes(sizes):
+    t, e, h = sizes
+    fig = diagrams.multi_head(t, e, h)
+    mha = MultiHeadAttention(e, h).eval()
+    x = torch.randn(1, t, e)
+    with torch.no_grad():
+        out, w = mha(x, x, x)
+    d_k = mha.head_dim
+    assert fig.shapes["X"] == fig.shapes["Q"] == fig.shapes["concat"] == tuple(out.shape[1:]) == (t, e)
+    assert fig.shapes["weights"] == tuple(w.shape[1:]) == (h, t, t)
+    assert fig.shapes["Q_heads"] == fig.shapes["heads"] == (h, t, d_k)
+    assert fig.shapes["W_Q"] == fig.shapes["W_O"] == (e, e)
+    assert shapes_written(fig) == set(fig.shapes.values())
+    assert sum(t.startswith("head ") for t in texts(fig)) == h
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_encoder_layer_shapes_are_the_layer_shapes(norm_first):
+    t, e, h, ff = 6, example.D_MODEL, example.NUM_HEADS, example.D_FF
+    fig = diagrams.encoder_layer(t, e, h, ff)
+    layer = TransformerEncoderLayer(e, h, ff, norm_first=norm_first).eval()
+    x = torch.randn(1, t, e)
+    with torch.no_grad():
+        out = layer(x)
+        hidden = layer.linear1(x)
+    key = "pre" if norm_first else "post"
+    assert fig.shapes[f"{key}_output"] == tuple(out.shape[1:]) == (6, 16)
+    assert fig.shapes[f"{key}_hidden"] == tuple(hidden.shape[1:]) == (6, 64)
+    assert shapes_written(fig) == set(fig.shapes.values())
+    labels = texts(fig)
+    assert "post-norm (the paper)" in labels and "pre-norm" in labels
+    # post-norm: 2 layer norms after the sums; pre-norm: 2 before the sub-layers
+    assert labels.count("layer norm") == 4 and labels.count("+") == 4
+
+
+def test_positional_input_shapes():
+    fig = diagrams.positional_input()
+    assert fig.shapes == {"X": example.embeddings().shape, "PE": positional_encoding(6, 16).shape, "sum": (6, 16)}
+    labels = texts(fig)
+    for word in example.tokens():
+        assert word in labels
+    assert "X + PE (6, 16)" in labels
+    # the PE block shows the encoding's own values
+    image = fig.axes[0].images[0]
+    np.testing.assert_allclose(image.get_array(), positional_encoding(6, 16))
+
+
+@pytest.mark.parametrize("make", [diagrams.self_attention, diagrams.multi_head, diagrams.encoder_layer,
+                                  diagrams.positional_input])
+def test_diagrams_light_and_dark_say_the_same(make):
+    fig = make()
+    assert texts(fig) == texts(fig.dark)
+    assert fig.get_facecolor() != fig.dark.get_facecolor()
+    bundle = fig._repr_mimebundle_()
+    themed = bundle[plots.THEMED_MIME]
+    assert themed["mime"] == "image/svg+xml"
+    for theme in ("light", "dark"):
+        svg = themed[theme]
+        assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+        assert len(svg.encode()) < 60_000, f"{make.__name__} {theme}: {len(svg.encode())} bytes of SVG"
+    assert plots.THEMES["dark"]["background"] in themed["dark"] and plots.THEMES["dark"]["background"] not in themed["light"]
+    import base64
+
+    assert base64.b64decode(bundle["image/png"])[:8] == b"\x89PNG\r\n\x1a\n"  # the PDFs' copy
+
+
+def test_diagram_text_readable_on_a_phone():
+    for make in (diagrams.self_attention, diagrams.multi_head, diagrams.encoder_layer, diagrams.positional_input):
+        fig = make()
+        assert fig.get_size_inches()[0] <= diagrams.WIDTH
+        sizes = [t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_text()]
+        assert min(plots.phone_text_px(fig, s, svg=True) for s in sizes) >= plots.MIN_PHONE_TEXT_PX, make.__name__
