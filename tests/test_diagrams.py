@@ -94,6 +94,25 @@ def test_encoder_layer_shapes_are_the_layer_shapes(norm_first):
     assert labels.count("layer norm") == 4 and labels.count("+") == 4
 
 
+@pytest.mark.parametrize("sizes", [(6, 5, 16, 4, 64), (3, 7, 8, 2, 16)])
+def test_decoder_layer_shapes_are_the_layer_shapes(sizes):
+    from transformer_lessons.decoder import TransformerDecoderLayer
+
+    t, s, e, h, ff = sizes
+    fig = diagrams.decoder_layer(t, s, e, h, ff)
+    layer = TransformerDecoderLayer(e, h, ff, dropout=0.0).eval()
+    x, memory = torch.randn(1, t, e), torch.randn(1, s, e)
+    with torch.no_grad():
+        out = layer(x, memory)
+    assert fig.shapes["output"] == tuple(out.shape[1:]) == (t, e)
+    assert fig.shapes["cross_weights"] == tuple(layer.cross_attention_weights.shape[1:]) == (h, t, s)
+    assert fig.shapes["self_weights"] == tuple(layer.self_attention_weights.shape[1:]) == (h, t, t)
+    assert fig.shapes["hidden"] == tuple(layer.linear1(x).shape[1:]) == (t, ff)
+    assert shapes_written(fig) == set(fig.shapes.values())
+    labels = texts(fig)
+    assert labels.count("layer norm") == 3 and labels.count("+") == 3
+
+
 def test_positional_input_shapes():
     fig = diagrams.positional_input()
     assert fig.shapes == {"X": example.embeddings().shape, "PE": positional_encoding(6, 16).shape, "sum": (6, 16)}
@@ -107,7 +126,7 @@ def test_positional_input_shapes():
 
 
 @pytest.mark.parametrize("make", [diagrams.self_attention, diagrams.multi_head, diagrams.encoder_layer,
-                                  diagrams.positional_input])
+                                  diagrams.positional_input, diagrams.decoder_layer])
 def test_diagrams_light_and_dark_say_the_same(make):
     fig = make()
     assert texts(fig) == texts(fig.dark)
@@ -126,7 +145,8 @@ def test_diagrams_light_and_dark_say_the_same(make):
 
 
 def test_diagram_text_readable_on_a_phone():
-    for make in (diagrams.self_attention, diagrams.multi_head, diagrams.encoder_layer, diagrams.positional_input):
+    for make in (diagrams.self_attention, diagrams.multi_head, diagrams.encoder_layer, diagrams.positional_input,
+                 diagrams.decoder_layer):
         fig = make()
         assert fig.get_size_inches()[0] <= diagrams.WIDTH
         sizes = [t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_text()]

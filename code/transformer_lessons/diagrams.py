@@ -19,6 +19,7 @@ from matplotlib.patches import FancyBboxPatch, Rectangle
 
 from . import example
 from .attention import scaled_dot_product_attention
+from .decoder import TransformerDecoderLayer
 from .encoder import TransformerEncoderLayer
 from .multihead import MultiHeadAttention
 from .plots import OKABE_ITO, SIGNED_CMAP, THEMES, ThemedFigure, themed
@@ -368,5 +369,64 @@ def positional_input(tokens=None, d_model: int = example.D_MODEL) -> ThemedFigur
         c.arrow((xm, y2 - block_h / 2 - 0.03), (xm, y3 + 0.2), f"X + PE {shape_label(shapes['sum'])}")
         c.box(xm, y3, 2.2, 0.4, "encoder layer 1", fill=FILL[c.theme])
         c.arrow((xm, y3 - 0.2), (xm, y3 - 0.55), "layers 2 ... N")
+
+    return _diagram(height, draw, shapes)
+
+
+def decoder_layer(seq_len: int = SEQ_LEN, memory_len: int = 5, d_model: int = example.D_MODEL,
+                  num_heads: int = example.NUM_HEADS, d_ff: int = example.D_FF) -> ThemedFigure:
+    """One decoder layer (post-norm, the paper): masked self-attention, cross-attention, feed-forward.
+
+    The shapes come from :class:`~transformer_lessons.decoder.TransformerDecoderLayer` run
+    on a random ``(1, seq_len, d_model)`` input and a ``(1, memory_len, d_model)`` memory.
+    """
+    torch.manual_seed(0)
+    x, memory = torch.randn(1, seq_len, d_model), torch.randn(1, memory_len, d_model)
+    layer = TransformerDecoderLayer(d_model, num_heads, d_ff, dropout=0.0).eval()
+    with torch.no_grad():
+        out = layer(x, memory, tgt_mask=torch.ones(seq_len, seq_len, dtype=torch.bool).tril())
+        shapes = {
+            "input": x.shape[1:], "memory": memory.shape[1:], "output": out.shape[1:],
+            "self_weights": layer.self_attention_weights.shape[1:],  # (H, T, T)
+            "cross_weights": layer.cross_attention_weights.shape[1:],  # (H, T, S)
+            "hidden": layer.linear1(x).shape[1:],
+        }
+    height, cx, box_w, box_h, step = 6.7, 1.9, 1.9, 0.42, 0.62
+    labels = {
+        "self": ("masked multi-head\nself-attention", f"weights {shape_label(shapes['self_weights'])}"),
+        "cross": ("multi-head\ncross-attention", f"weights {shape_label(shapes['cross_weights'])}"),
+        "ffn": (f"feed-forward\n{d_model} → {d_ff} → {d_model}", f"hidden {shape_label(shapes['hidden'])}"),
+    }
+
+    def draw(c: _Canvas):
+        y = height - 0.3
+        c.text(cx, y, f"x {shape_label(shapes['input'])}")
+        y -= 0.2
+        for sub in ("self", "cross", "ffn"):
+            branch = y - 0.08
+            yy = y - step + box_h / 2
+            c.arrow((cx, y), (cx, yy + box_h / 2))
+            c.box(cx, yy, box_w, box_h, labels[sub][0], size=SMALL)
+            c.text(cx + box_w / 2 + 0.08, yy + 0.08, labels[sub][1], size=SMALL, ha="left")
+            if sub == "cross":  # keys and values from the encoder's output
+                right, ay = cx + box_w / 2, yy - 0.12
+                c.arrow((right + 0.75, ay), (right, ay))
+                c.text(right + 0.38, ay - 0.13, "K, V", size=SMALL)
+                c.text(right + 0.8, ay, f"memory M {shape_label(shapes['memory'])}", size=SMALL, ha="left")
+            y = yy - box_h / 2
+            yy = y - step + 0.15
+            c.arrow((cx, y), (cx, yy + 0.13))
+            c.ax.add_patch(plt_circle(cx, yy, 0.13, c))
+            c.text(cx, yy, "+", size=FONT)
+            bx = cx - box_w / 2 - 0.2  # the residual branch, down the left side
+            c.line([(cx, branch), (bx, branch), (bx, yy)])
+            c.arrow((bx, yy), (cx - 0.13, yy))
+            y = yy - 0.13
+            yy = y - 0.45
+            c.arrow((cx, y), (cx, yy + 0.17))
+            c.box(cx, yy, box_w * 0.7, 0.34, "layer norm", fill=FILL[c.theme], size=SMALL)
+            y = yy - 0.17
+        c.arrow((cx, y), (cx, y - 0.3))
+        c.text(cx, y - 0.45, f"output {shape_label(shapes['output'])}")
 
     return _diagram(height, draw, shapes)
