@@ -19,6 +19,13 @@ fixed string, so the fix is a string replacement in Sphinx's documented
   tabindex, so every display equation gets ``tabindex="0"``; a screen reader there reads
   the equation's MathML.
 
+And one theme option, set in ``config-inited`` (jupyter-book writes html_theme_options
+itself from _config.yml's ``html:`` section, so setting it in ``sphinx: config:`` would
+replace the launch and repository buttons): pydata-sphinx-theme 0.17 fills
+``navbar_persistent`` with a search field when it is not set, overriding sphinx-book-theme's
+empty default, which adds a second header bar with a second search field that covers the
+sidebar's top at desktop width. It is set to ``[]`` unless _config.yml sets it.
+
 The two header components with the same kind of problem are replaced as templates in
 book/_templates/ (search-button-field.html, theme-switcher.html); colour contrast and
 content wider than a phone are fixed in book/_static/custom.css.
@@ -33,6 +40,10 @@ BODY_FIXES = [
 ]
 
 
+def _configure(app, config) -> None:
+    config.html_theme_options.setdefault("navbar_persistent", [])
+
+
 def _fix_body(app, pagename, templatename, context, doctree) -> None:
     body = context.get("body")
     if body:
@@ -42,5 +53,6 @@ def _fix_body(app, pagename, templatename, context, doctree) -> None:
 
 
 def setup(app):
+    app.connect("config-inited", _configure)
     app.connect("html-page-context", _fix_body)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
