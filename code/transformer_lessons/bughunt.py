@@ -23,8 +23,10 @@ def _sdpa_naive(q, k, v, allowed=None, fill=-np.inf):
 
 
 def _both_fills(q, k, v, allowed) -> list[np.ndarray]:
-    """The -inf version (nan in a row with nothing allowed) and the -1e9 one (uniform there)."""
-    return [_sdpa_naive(q, k, v, allowed), _sdpa_naive(q, k, v, allowed, fill=-1e9)]
+    """A row with nothing allowed, three ways: nan (-inf and a plain softmax), uniform (-1e9),
+    zeros (-inf and the library's softmax)."""
+    s = np.where(allowed, q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]), -np.inf)
+    return [_sdpa_naive(q, k, v, allowed), _sdpa_naive(q, k, v, allowed, fill=-1e9), softmax(s) @ v]
 
 
 def _named(pairs) -> dict:
@@ -176,12 +178,11 @@ def check_padded_attention(fn) -> None:
         print("Correct! Every real token ignores the padding keys.")
         return
     mistakes = _named([
-        ("the mask is applied to the queries (real[:, :, None]): padding rows are blocked, but "
-         "real tokens still attend to the padding keys; mask the keys: real[:, None, :]",
-         _both_fills(q, k, v, real[:, :, None])),
+        ("real tokens still attend to the padding keys: the mask must block keys, real[:, None, :] "
+         "of shape (B, 1, T); a mask on the queries, real[:, :, None], blocks only the padding rows",
+         [_sdpa_naive(q, k, v)]),
         ("the mask is the wrong way round: True marks real tokens, so keep scores where it is True",
          _both_fills(q, k, v, ~real[:, None, :])),
-        ("the mask is not applied: real tokens attend to the padding", [_sdpa_naive(q, k, v)]),
     ])
     diagnose(keep(got), dtype, keep(expected), {m: keep(a) for m, a in mistakes.items()},
              "padded self-attention, lengths 5, 3, 2 (rows of real tokens)")
