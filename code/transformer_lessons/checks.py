@@ -43,6 +43,11 @@ def _call(fn, *args, what: str = "your function"):
             return fn(*args)
     except CheckFailed:
         raise
+    except NotImplementedError as exc:
+        raise CheckFailed(
+            f"{what} is not written yet: replace `raise NotImplementedError(...)` with your code, "
+            "run that cell, then run this check again"
+        ) from exc
     except Exception as exc:  # the learner's bug, reported, not hidden
         shapes = ", ".join(str(tuple(a.shape)) if hasattr(a, "shape") else repr(a) for a in args)
         hint = _KT_HINT if "matmul" in str(exc) or "broadcast" in str(exc) else ""
