@@ -104,8 +104,8 @@ def load(path: Path) -> tuple[dict, list[str]]:
     return namespace, problems
 
 
-class _Timeout(Exception):
-    pass
+class _Timeout(BaseException):
+    """Not an ``Exception``: the checks' own handlers must not catch it."""
 
 
 def _alarm(signum, frame):
@@ -126,7 +126,9 @@ def grade_item(item: Item, namespace: dict) -> tuple[int, str]:
             item.check(fn)
     except AssertionError as err:
         return 0, str(err).splitlines()[0] if str(err) else "the check failed"
-    except (Exception, SystemExit, _Timeout) as err:  # a crash inside the student's code
+    except _Timeout as err:
+        return 0, f"stopped: {err} (an endless loop?)"
+    except (Exception, SystemExit) as err:  # a crash inside the student's code
         return 0, f"crashed: {type(err).__name__}: {err}"
     finally:
         if use_alarm:
@@ -151,8 +153,9 @@ class _quiet:
         return False
 
 
-def grade(path: Path, out=sys.stdout) -> dict[str, int]:
+def grade(path: Path, out=None) -> dict[str, int]:
     """Grade one submission, printing one line per item; return the points per item key."""
+    out = out or sys.stdout
     student = path.stem
     try:
         namespace, problems = load(path)
