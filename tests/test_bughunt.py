@@ -42,13 +42,19 @@ TABLE = {
             "-1e9": lambda Q, K, V: _masked(Q, K, V, causal_mask(len(Q)), fill=-1e9),
             "library sdpa": lambda Q, K, V: scaled_dot_product_attention(Q, K, V, causal_mask(len(Q)))[0],
             "torch is_causal": lambda Q, K, V: F.scaled_dot_product_attention(*_t(Q, K, V), is_causal=True),
-            "torch float32": lambda Q, K, V: F.scaled_dot_product_attention(*_t(Q, K, V, dtype=torch.float32), is_causal=True),
-            "loop": lambda Q, K, V: np.stack([_masked(Q[t:t + 1], K[: t + 1], V[: t + 1], True)[0] for t in range(len(Q))]),
+            "torch float32": lambda Q, K, V: F.scaled_dot_product_attention(
+                *_t(Q, K, V, dtype=torch.float32), is_causal=True
+            ),
+            "loop": lambda Q, K, V: np.stack(
+                [_masked(Q[t : t + 1], K[: t + 1], V[: t + 1], True)[0] for t in range(len(Q))]
+            ),
         },
         {
             "wrong way round": lambda Q, K, V: _masked(Q, K, V, np.triu(np.ones((len(Q), len(Q)), dtype=bool))),
             "only the future": lambda Q, K, V: _masked(Q, K, V, ~np.tril(np.ones((len(Q), len(Q)), dtype=bool))),
-            "diagonal is blocked": lambda Q, K, V: _masked(Q, K, V, np.tril(np.ones((len(Q), len(Q)), dtype=bool), k=-1)),
+            "diagonal is blocked": lambda Q, K, V: _masked(
+                Q, K, V, np.tril(np.ones((len(Q), len(Q)), dtype=bool), k=-1)
+            ),
             "there is no mask": lambda Q, K, V: _masked(Q, K, V, True),
         },
     ),
@@ -63,7 +69,9 @@ TABLE = {
         },
         {
             "each column sums to 1": lambda s: _sm(s, 0),
-            "maximum is taken per column": lambda s: (lambda e: e / e.sum(-1, keepdims=True))(np.exp(s - s.max(0, keepdims=True))),
+            "maximum is taken per column": lambda s: (lambda e: e / e.sum(-1, keepdims=True))(
+                np.exp(s - s.max(0, keepdims=True))
+            ),
             "row sums are divided": lambda s: (lambda e: e / e.sum(-1))(np.exp(s - s.max(-1, keepdims=True))),
             "row maxima are subtracted": lambda s: (lambda e: e / e.sum(-1, keepdims=True))(np.exp(s - s.max(-1))),
         },
@@ -72,11 +80,14 @@ TABLE = {
         {
             "swapaxes": lambda Q, K, V: softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])) @ V,
             "transpose(0, 2, 1)": lambda Q, K, V: softmax(Q @ K.transpose(0, 2, 1) / np.sqrt(Q.shape[-1])) @ V,
-            "einsum": lambda Q, K, V: np.einsum("bts,bsd->btd", softmax(np.einsum("btd,bsd->bts", Q, K) / math.sqrt(Q.shape[-1])), V),
+            "einsum": lambda Q, K, V: np.einsum(
+                "bts,bsd->btd", softmax(np.einsum("btd,bsd->bts", Q, K) / math.sqrt(Q.shape[-1])), V
+            ),
             "loop": lambda Q, K, V: np.stack([softmax(q @ k.T / np.sqrt(q.shape[-1])) @ v for q, k, v in zip(Q, K, V)]),
             "torch": lambda Q, K, V: F.scaled_dot_product_attention(*_t(Q, K, V)),
             "torch mT float32": lambda Q, K, V: (lambda q, k, v: torch.softmax(q @ k.mT / q.shape[-1] ** 0.5, -1) @ v)(
-                *_t(Q, K, V, dtype=torch.float32)),
+                *_t(Q, K, V, dtype=torch.float32)
+            ),
         },
         {
             "reverses all three axes": lambda Q, K, V: softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ V,
@@ -89,9 +100,13 @@ TABLE = {
             "numpy": lambda x, h: x.reshape(x.shape[0], x.shape[1], h, -1).transpose(0, 2, 1, 3),
             "swapaxes": lambda x, h: np.swapaxes(x.reshape(*x.shape[:2], h, -1), 1, 2),
             "torch view": lambda x, h: torch.tensor(x).view(x.shape[0], x.shape[1], h, -1).transpose(1, 2),
-            "torch float32": lambda x, h: torch.tensor(x, dtype=torch.float32).unflatten(-1, (h, -1)).permute(0, 2, 1, 3),
+            "torch float32": lambda x, h: torch.tensor(x, dtype=torch.float32)
+            .unflatten(-1, (h, -1))
+            .permute(0, 2, 1, 3),
             "stack of slices": lambda x, h: np.stack(np.split(x, h, axis=-1), axis=1),
-            "einops-style loop": lambda x, h: np.stack([x[..., i * (x.shape[-1] // h):(i + 1) * (x.shape[-1] // h)] for i in range(h)], 1),
+            "einops-style loop": lambda x, h: np.stack(
+                [x[..., i * (x.shape[-1] // h) : (i + 1) * (x.shape[-1] // h)] for i in range(h)], 1
+            ),
         },
         {
             "mixes different positions": lambda x, h: x.reshape(x.shape[0], h, x.shape[1], -1),
@@ -101,19 +116,34 @@ TABLE = {
     ),
     check_causal_self_attention: (
         {
-            "~mask": lambda mha, x: mha(x, x, x, attn_mask=~torch.tril(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool)))[0],
-            "triu diagonal=1": lambda mha, x: mha(x, x, x, attn_mask=torch.triu(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool), 1))[0],
-            "float -inf": lambda mha, x: mha(x, x, x, attn_mask=torch.nn.Transformer.generate_square_subsequent_mask(
-                x.shape[1], dtype=torch.float64))[0],
-            "is_causal": lambda mha, x: mha(x, x, x, attn_mask=torch.nn.Transformer.generate_square_subsequent_mask(
-                x.shape[1], dtype=torch.float64), is_causal=True)[0],
-            "need_weights=False": lambda mha, x: mha(x, x, x, need_weights=False,
-                                                     attn_mask=~torch.tril(torch.ones(4, 4, dtype=torch.bool)))[0],
+            "~mask": lambda mha, x: mha(
+                x, x, x, attn_mask=~torch.tril(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool))
+            )[0],
+            "triu diagonal=1": lambda mha, x: mha(
+                x, x, x, attn_mask=torch.triu(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool), 1)
+            )[0],
+            "float -inf": lambda mha, x: mha(
+                x, x, x, attn_mask=torch.nn.Transformer.generate_square_subsequent_mask(x.shape[1], dtype=torch.float64)
+            )[0],
+            "is_causal": lambda mha, x: mha(
+                x,
+                x,
+                x,
+                attn_mask=torch.nn.Transformer.generate_square_subsequent_mask(x.shape[1], dtype=torch.float64),
+                is_causal=True,
+            )[0],
+            "need_weights=False": lambda mha, x: mha(
+                x, x, x, need_weights=False, attn_mask=~torch.tril(torch.ones(4, 4, dtype=torch.bool))
+            )[0],
         },
         {
             "True = blocked": lambda mha, x: mha(x, x, x, attn_mask=torch.tril(torch.ones(4, 4, dtype=torch.bool)))[0],
-            "float attn_mask": lambda mha, x: mha(x, x, x, attn_mask=torch.tril(torch.ones(4, 4, dtype=torch.float64)))[0],
-            "diagonal is blocked": lambda mha, x: mha(x, x, x, attn_mask=torch.triu(torch.ones(4, 4, dtype=torch.bool)))[0],
+            "float attn_mask": lambda mha, x: mha(x, x, x, attn_mask=torch.tril(torch.ones(4, 4, dtype=torch.float64)))[
+                0
+            ],
+            "diagonal is blocked": lambda mha, x: mha(
+                x, x, x, attn_mask=torch.triu(torch.ones(4, 4, dtype=torch.bool))
+            )[0],
             "there is no mask": lambda mha, x: mha(x, x, x)[0],
         },
     ),
@@ -123,7 +153,9 @@ TABLE = {
             "keys, -1e9": lambda Q, K, V, r: _masked(Q, K, V, r[:, None, :], fill=-1e9),
             "keys and queries": lambda Q, K, V, r: _masked(Q, K, V, r[:, None, :] & r[:, :, None]),
             "library": lambda Q, K, V, r: scaled_dot_product_attention(Q, K, V, r[:, None, :])[0],
-            "torch": lambda Q, K, V, r: F.scaled_dot_product_attention(*_t(Q, K, V), attn_mask=torch.tensor(r)[:, None, :]),
+            "torch": lambda Q, K, V, r: F.scaled_dot_product_attention(
+                *_t(Q, K, V), attn_mask=torch.tensor(r)[:, None, :]
+            ),
             "expand_dims": lambda Q, K, V, r: _masked(Q, K, V, np.expand_dims(r, 1)),
         },
         {

@@ -60,10 +60,14 @@ SA_CORRECT = {
     "swapaxes": lambda Q, K, V: _softmax(np.matmul(Q, np.swapaxes(K, -1, -2)) / math.sqrt(Q.shape[-1])) @ V,
     "library softmax": lambda Q, K, V: softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ V,
     "numpy float32": lambda Q, K, V: (lambda q, k, v: _softmax(q @ k.T / np.float32(np.sqrt(q.shape[-1]))) @ v)(
-        *(a.astype(np.float32) for a in (Q, K, V))),
-    "torch float64": lambda Q, K, V: (lambda q, k, v: torch.softmax(q @ k.T / q.shape[-1] ** 0.5, -1) @ v)(*_t(Q, K, V)),
+        *(a.astype(np.float32) for a in (Q, K, V))
+    ),
+    "torch float64": lambda Q, K, V: (lambda q, k, v: torch.softmax(q @ k.T / q.shape[-1] ** 0.5, -1) @ v)(
+        *_t(Q, K, V)
+    ),
     "torch float32": lambda Q, K, V: (lambda q, k, v: torch.softmax(q @ k.T / q.shape[-1] ** 0.5, -1) @ v)(
-        *_t(Q, K, V, dtype=torch.float32)),
+        *_t(Q, K, V, dtype=torch.float32)
+    ),
     "torch F.sdpa float32": lambda Q, K, V: F.scaled_dot_product_attention(*_t(Q, K, V, dtype=torch.float32)),
     "torch as list": lambda Q, K, V: (_softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ V).tolist(),
 }
@@ -78,11 +82,16 @@ SA_MISTAKES = {
     "not normalised": lambda Q, K, V: np.exp(Q @ K.T / np.sqrt(Q.shape[-1])) @ V,
     "overflows to inf": lambda Q, K, V: _softmax(Q @ K.T / np.sqrt(Q.shape[-1]), shift="none") @ V,
     "overflows to inf ": lambda Q, K, V: (lambda q, k, v: _softmax(q @ k.T / np.float32(2.0), shift="none") @ v)(
-        *(a.astype(np.float32) for a in (Q, K, V))) if Q.shape[-1] == 4 else
-        (lambda q, k, v: _softmax(q @ k.T / np.float32(np.sqrt(8)), shift="none") @ v)(*(a.astype(np.float32) for a in (Q, K, V))),
+        *(a.astype(np.float32) for a in (Q, K, V))
+    )
+    if Q.shape[-1] == 4
+    else (lambda q, k, v: _softmax(q @ k.T / np.float32(np.sqrt(8)), shift="none") @ v)(
+        *(a.astype(np.float32) for a in (Q, K, V))
+    ),
     "whole score matrix": lambda Q, K, V: _softmax(Q @ K.T / np.sqrt(Q.shape[-1]), shift="global") @ V,
-    "whole score matrix ": lambda Q, K, V: (lambda q, k, v: _softmax(q @ k.T / np.float32(np.sqrt(q.shape[-1])), shift="global") @ v)(
-        *(a.astype(np.float32) for a in (Q, K, V))),
+    "whole score matrix ": lambda Q, K, V: (
+        lambda q, k, v: _softmax(q @ k.T / np.float32(np.sqrt(q.shape[-1])), shift="global") @ v
+    )(*(a.astype(np.float32) for a in (Q, K, V))),
     "raised ZeroDivisionError": lambda Q, K, V: 1 / 0,
     "returned None": lambda Q, K, V: None,
     "tuple": lambda Q, K, V: (SA_CORRECT["numpy @"](Q, K, V), None),
@@ -168,9 +177,11 @@ PE_CORRECT = {
     "loop per column": lambda n, d: _pe(n, d, lambda c, d: 2 * (c // 2) / d),
     "stack and interleave": pe_stack,
     "numpy float32": lambda n, d: positional_encoding(n, d).astype(np.float32),
-    "exp-log form": lambda n, d: np.where(np.arange(d) % 2 == 0,
-                                          np.sin(np.arange(n)[:, None] * np.exp(-(np.arange(d) // 2 * 2) * np.log(1e4) / d)),
-                                          np.cos(np.arange(n)[:, None] * np.exp(-(np.arange(d) // 2 * 2) * np.log(1e4) / d))),
+    "exp-log form": lambda n, d: np.where(
+        np.arange(d) % 2 == 0,
+        np.sin(np.arange(n)[:, None] * np.exp(-(np.arange(d) // 2 * 2) * np.log(1e4) / d)),
+        np.cos(np.arange(n)[:, None] * np.exp(-(np.arange(d) // 2 * 2) * np.log(1e4) / d)),
+    ),
     "list of lists": lambda n, d: positional_encoding(n, d).tolist(),
 }
 
@@ -181,8 +192,12 @@ PE_MISTAKES = {
     "doubled twice": lambda n, d: _pe(n, d, lambda c, d: 2 * (2 * (c // 2)) / d),
     "not multiply": lambda n, d: _pe(n, d, lambda c, d: -2 * (c // 2) / d),
     "two blocks": lambda n, d: np.concatenate(
-        [np.sin(np.arange(n)[:, None] / 10000 ** (2 * np.arange((d + 1) // 2) / d)),
-         np.cos(np.arange(n)[:, None] / 10000 ** (2 * np.arange(d // 2) / d))], axis=1),
+        [
+            np.sin(np.arange(n)[:, None] / 10000 ** (2 * np.arange((d + 1) // 2) / d)),
+            np.cos(np.arange(n)[:, None] / 10000 ** (2 * np.arange(d // 2) / d)),
+        ],
+        axis=1,
+    ),
     "transposed": lambda n, d: positional_encoding(n, d).T,
     "raised IndexError": lambda n, d: np.zeros(3)[5],
     "values differ": lambda n, d: positional_encoding(n, d) + 1e-3,
@@ -239,7 +254,7 @@ def mh_loop_heads(X, W_q, W_k, W_v, W_o, num_heads, mask=None):
 
 
 def mh_loop_batch(X, W_q, W_k, W_v, W_o, num_heads, mask=None):
-    outs, ws = zip(*(mh_numpy(X[b:b + 1], W_q, W_k, W_v, W_o, num_heads, mask) for b in range(X.shape[0])))
+    outs, ws = zip(*(mh_numpy(X[b : b + 1], W_q, W_k, W_v, W_o, num_heads, mask) for b in range(X.shape[0])))
     return np.concatenate(outs), np.concatenate(ws)
 
 
@@ -265,6 +280,7 @@ def mh_torch(dtype):
             s = s.masked_fill(~torch.as_tensor(mask), float("-inf"))
         w = s.softmax(-1)
         return (w @ v).transpose(1, 2).reshape(B, T, E) @ wo, w
+
     return impl
 
 
@@ -274,8 +290,12 @@ def mh_torch_sdpa(X, W_q, W_k, W_v, W_o, num_heads, mask=None):
     q, k, v = ((x @ w).view(B, T, num_heads, -1).transpose(1, 2) for w in (wq, wk, wv))
     m = None if mask is None else torch.as_tensor(mask)
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=m)
-    w = torch.softmax((q @ k.transpose(-2, -1) / math.sqrt(E // num_heads)).masked_fill(
-        ~m if m is not None else torch.zeros(1, dtype=torch.bool), float("-inf")), -1)
+    w = torch.softmax(
+        (q @ k.transpose(-2, -1) / math.sqrt(E // num_heads)).masked_fill(
+            ~m if m is not None else torch.zeros(1, dtype=torch.bool), float("-inf")
+        ),
+        -1,
+    )
     return out.transpose(1, 2).reshape(B, T, E) @ wo, w
 
 
@@ -328,27 +348,39 @@ MH_CORRECT = {
 
 MH_MISTAKES = {
     "reshape to \\(B, H, T, d_k\\) but no transpose": lambda X, *W, mask=None: mh_numpy(
-        X, *W, mask=mask, split=lambda M, B, T, H, d: M.reshape(B, H, T, d), merge=lambda o, B, T, E: o.reshape(B, T, E)),
+        X, *W, mask=mask, split=lambda M, B, T, H, d: M.reshape(B, H, T, d), merge=lambda o, B, T, E: o.reshape(B, T, E)
+    ),
     "split with a reshape but no transpose": lambda X, *W, mask=None: mh_numpy(
-        X, *W, mask=mask, split=lambda M, B, T, H, d: M.reshape(B, H, T, d)),
+        X, *W, mask=mask, split=lambda M, B, T, H, d: M.reshape(B, H, T, d)
+    ),
     "merged with a reshape but no transpose": lambda X, *W, mask=None: mh_numpy(
-        X, *W, mask=mask, merge=lambda o, B, T, E: o.reshape(B, T, E)),
+        X, *W, mask=mask, merge=lambda o, B, T, E: o.reshape(B, T, E)
+    ),
     "concatenated along the wrong axis": lambda X, *W, mask=None: mh_numpy(
-        X, *W, mask=mask, merge=lambda o, B, T, E: np.stack(list(o.transpose(1, 0, 2, 3)), axis=-1).reshape(B, T, E)),
+        X, *W, mask=mask, merge=lambda o, B, T, E: np.stack(list(o.transpose(1, 0, 2, 3)), axis=-1).reshape(B, T, E)
+    ),
     "W\\^O is missing": lambda X, *W, mask=None: mh_numpy(X, *W, mask=mask, w_out=False),
     "sqrt\\(d_model\\)": lambda X, *W, mask=None: mh_numpy(X, *W, mask=mask, scale=X.shape[-1]),
     "not scaled": lambda X, *W, mask=None: mh_numpy(X, *W, mask=mask, scale=1),
     "averaged the heads' outputs": lambda X, *W, mask=None: mh_numpy(
-        X, *W, mask=mask, w_out=False, merge=lambda o, B, T, E: o.mean(1)),
-    "attention ran across the batch axis": lambda X, *W, mask=None: (
-        lambda o, w: (o.swapaxes(0, 1), w))(*mh_numpy(X.swapaxes(0, 1), *W, mask=mask)),
+        X, *W, mask=mask, w_out=False, merge=lambda o, B, T, E: o.mean(1)
+    ),
+    "attention ran across the batch axis": lambda X, *W, mask=None: (lambda o, w: (o.swapaxes(0, 1), w))(
+        *mh_numpy(X.swapaxes(0, 1), *W, mask=mask)
+    ),
     "one long sequence": lambda X, *W, mask=None: (
-        mh_numpy(X.reshape(1, -1, X.shape[-1]), *W)[0].reshape(X.shape), mh_numpy(X, *W)[1]),
-    "weights are averaged over the heads": lambda X, *W, mask=None: (
-        lambda o, w: (o, w.mean(1)))(*mh_numpy(X, *W, mask=mask)),
+        mh_numpy(X.reshape(1, -1, X.shape[-1]), *W)[0].reshape(X.shape),
+        mh_numpy(X, *W)[1],
+    ),
+    "weights are averaged over the heads": lambda X, *W, mask=None: (lambda o, w: (o, w.mean(1)))(
+        *mh_numpy(X, *W, mask=mask)
+    ),
     "return a pair": lambda X, *W, mask=None: mh_numpy(X, *W, mask=mask)[0],
     "raised ValueError": lambda X, *W, mask=None: np.zeros(3).reshape(2, 2),
-    "weights: values differ": lambda X, *W, mask=None: (mh_numpy(X, *W, mask=mask)[0], mh_numpy(X, *W, mask=mask)[1] * 0.5),
+    "weights: values differ": lambda X, *W, mask=None: (
+        mh_numpy(X, *W, mask=mask)[0],
+        mh_numpy(X, *W, mask=mask)[1] * 0.5,
+    ),
 }
 
 
@@ -379,12 +411,16 @@ CAUSAL_MISTAKES = {
     "sees nothing": lambda X, *W, mask: mh_numpy(X, *W, mask=~mask),
     "mask is not applied": lambda X, *W, mask: mh_numpy(X, *W),
     "W\\^O is missing": lambda X, *W, mask: mh_numpy(X, *W, mask=mask, w_out=False),
-    "merged with a reshape": lambda X, *W, mask: mh_numpy(X, *W, mask=mask, merge=lambda o, B, T, E: o.reshape(B, T, E)),
+    "merged with a reshape": lambda X, *W, mask: mh_numpy(
+        X, *W, mask=mask, merge=lambda o, B, T, E: o.reshape(B, T, E)
+    ),
 }
 
 
-@pytest.mark.parametrize("name", ["numpy", "loop over heads", "einsum", "torch float32", "torch F.sdpa",
-                                  "library module", "module forward(x)"])
+@pytest.mark.parametrize(
+    "name",
+    ["numpy", "loop over heads", "einsum", "torch float32", "torch F.sdpa", "library module", "module forward(x)"],
+)
 def test_causal_multihead_accepts_correct_answers(name, capsys):
     impl = MH_CORRECT[name]
     if isinstance(impl, type):
@@ -467,8 +503,13 @@ def test_multihead_module_accepts_correct_modules(cls, capsys):
 
 @pytest.mark.parametrize(
     "cls,needle",
-    [(NotBatchFirst, "batch_first"), (ReturnsTuple, "tuple"), (NoMHA, "does not contain"),
-     (WrongInputs, "values differ"), (FixedHeads, "num_heads=8")],
+    [
+        (NotBatchFirst, "batch_first"),
+        (ReturnsTuple, "tuple"),
+        (NoMHA, "does not contain"),
+        (WrongInputs, "values differ"),
+        (FixedHeads, "num_heads=8"),
+    ],
 )
 def test_multihead_module_names_each_mistake(cls, needle):
     with pytest.raises(CheckFailed, match=needle):

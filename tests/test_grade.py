@@ -32,7 +32,7 @@ def page_notebook(replace: dict[str, str] | None = None) -> nbformat.NotebookNod
 
 SOLUTIONS = {label: parts.get("solution") or INSTRUCTOR[label] for label, parts in EXERCISES.items()}
 
-PARTLY_BROKEN = '''
+PARTLY_BROKEN = """
 import numpy as np
 from transformer_lessons import softmax
 
@@ -64,7 +64,7 @@ def split_heads(x, num_heads):
 def causal_attention(Q, K, V):
     while True:  # never returns: the time limit ends it
         pass
-'''
+"""
 
 
 def _lines(out: str, student: str) -> dict[str, str]:
@@ -85,8 +85,10 @@ def submissions(tmp_path, monkeypatch):
     partly = tmp_path / "partly.py"
     partly.write_text(PARTLY_BROKEN)
     good_py = tmp_path / "good_py.py"
-    good_py.write_text("import numpy as np\nimport torch\nfrom torch import nn\nfrom transformer_lessons import softmax\n\n"
-                       + "\n\n".join(SOLUTIONS.values()))
+    good_py.write_text(
+        "import numpy as np\nimport torch\nfrom torch import nn\nfrom transformer_lessons import softmax\n\n"
+        + "\n\n".join(SOLUTIONS.values())
+    )
     crash_py = tmp_path / "crash.py"
     crash_py.write_text("import numpy as np\n\ndef self_attention(Q, K, V)\n    return Q\n")  # SyntaxError
     crash_nb = tmp_path / "crash_nb.ipynb"
@@ -95,8 +97,10 @@ def submissions(tmp_path, monkeypatch):
         nbformat.v4.new_code_cell("import no_such_module_here\nimport numpy as np"),
         nbformat.v4.new_code_cell("def self_attention(Q, K, V):\n    import sys\n    sys.exit(1)"),
         nbformat.v4.new_code_cell("def my_positional_encoding(n, d) oops"),
-        nbformat.v4.new_code_cell("def split_heads(x, num_heads):\n    return x.reshape(x.shape[0], x.shape[1], num_heads, -1)"
-                                  ".transpose(0, 2, 1, 3)"),
+        nbformat.v4.new_code_cell(
+            "def split_heads(x, num_heads):\n    return x.reshape(x.shape[0], x.shape[1], num_heads, -1)"
+            ".transpose(0, 2, 1, 3)"
+        ),
         nbformat.v4.new_code_cell("raise SystemExit('a top-level statement: never run')"),
     ]
     nbformat.write(nb, crash_nb)
@@ -147,8 +151,17 @@ def test_grades_every_submission_and_writes_the_csv(submissions, tmp_path, capsy
 
 def test_command_line_entry_point(submissions, tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "transformer_lessons.grade", str(submissions["partly"]), "--csv", str(tmp_path / "g.csv")],
-        capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "transformer_lessons.grade",
+            str(submissions["partly"]),
+            "--csv",
+            str(tmp_path / "g.csv"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert result.returncode == 0, result.stderr
     assert "partly: ex3_positional" in result.stdout and (tmp_path / "g.csv").exists()

@@ -46,7 +46,9 @@ def single_choice(text: str) -> list[dict]:
             elif line.strip() == "" and not in_answer:
                 current = None
         if len(options) >= 2 and key in options:
-            questions.append({"where": title.strip(), "options": {k: _plain(v) for k, v in options.items()}, "key": key})
+            questions.append(
+                {"where": title.strip(), "options": {k: _plain(v) for k, v in options.items()}, "key": key}
+            )
     return questions
 
 
@@ -59,7 +61,10 @@ def all_questions() -> list[dict]:
 
 
 def test_parser_reads_a_question():
-    text = "### Q\n\nWhich?\n\n- **A.** short\n- **B.** a much longer\n  option\n\n::::{admonition} Answer\n:class: dropdown quiz-answer\n**B.** Because.\n::::\n"
+    text = (
+        "### Q\n\nWhich?\n\n- **A.** short\n- **B.** a much longer\n  option\n\n"
+        "::::{admonition} Answer\n:class: dropdown quiz-answer\n**B.** Because.\n::::\n"
+    )
     [q] = single_choice(text)
     assert q["key"] == "B" and q["options"]["B"] == "a much longer option"
 
@@ -91,4 +96,6 @@ def test_key_is_not_systematically_the_longest(questions):
         if lengths[q["key"]] == top and list(lengths.values()).count(top) == 1:
             longest.append(q["where"])
     limit = math.ceil(len(questions) / 3)
-    assert len(longest) <= limit, f"the key is the longest option in {len(longest)} of {len(questions)} questions (limit {limit}): {longest}"
+    assert (
+        len(longest) <= limit
+    ), f"the key is the longest option in {len(longest)} of {len(questions)} questions (limit {limit}): {longest}"

@@ -1,7 +1,8 @@
 """The bug hunt: six short attention functions with one real-world bug each.
 
-The book shows each broken function as a starter cell; each ``check_*`` runs the learner's fixed version on seeded inputs, passes it when its
-values match the reference, and otherwise names what is still wrong.
+The book shows each broken function as a starter cell; each ``check_*`` runs the
+learner's fixed version on seeded inputs, passes it when its values match the
+reference, and otherwise names what is still wrong.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import math
 import numpy as np
 
 from .attention import causal_mask, scaled_dot_product_attention, softmax
-from .checks import CheckFailed, _call, as_array, close, diagnose, naive_softmax
+from .checks import _call, as_array, close, diagnose, naive_softmax
 
 
 def _sdpa_naive(q, k, v, allowed=None, fill=-np.inf):
@@ -46,15 +47,26 @@ def check_causal_attention(fn) -> None:
     got, dtype = as_array(_call(fn, q, k, v))
     expected, _ = scaled_dot_product_attention(q, k, v, causal_mask(5))
     t = np.arange(5)
-    mistakes = _named([
-        ("the mask is the wrong way round: each position sees itself and the future (np.triu); "
-         "position t must see 0..t, True on and below the diagonal (np.tril)", _both_fills(q, k, v, t[:, None] <= t[None, :])),
-        ("the mask lets each position see only the future and blocks the past and itself; "
-         "True must mean 'may attend', on and below the diagonal (np.tril)", _both_fills(q, k, v, t[:, None] < t[None, :])),
-        ("the diagonal is blocked: a position may attend to itself (np.tril with k=0); position 0 "
-         "now has nothing to attend to", _both_fills(q, k, v, t[:, None] > t[None, :])),
-        ("there is no mask: every position sees the future", [_sdpa_naive(q, k, v)]),
-    ])
+    mistakes = _named(
+        [
+            (
+                "the mask is the wrong way round: each position sees itself and the future (np.triu); "
+                "position t must see 0..t, True on and below the diagonal (np.tril)",
+                _both_fills(q, k, v, t[:, None] <= t[None, :]),
+            ),
+            (
+                "the mask lets each position see only the future and blocks the past and itself; "
+                "True must mean 'may attend', on and below the diagonal (np.tril)",
+                _both_fills(q, k, v, t[:, None] < t[None, :]),
+            ),
+            (
+                "the diagonal is blocked: a position may attend to itself (np.tril with k=0); position 0 "
+                "now has nothing to attend to",
+                _both_fills(q, k, v, t[:, None] > t[None, :]),
+            ),
+            ("there is no mask: every position sees the future", [_sdpa_naive(q, k, v)]),
+        ]
+    )
     diagnose(got, dtype, expected, mistakes, "causal attention, T=5")
     print("Correct! Position t attends to positions 0..t only.")
 
@@ -70,14 +82,19 @@ def check_softmax_rows(fn) -> None:
             "each column sums to 1, not each row: normalise over the keys, axis=-1": softmax(scores, axis=0),
             "the maximum is taken per column (axis=0): subtract each row's maximum, "
             "max(axis=-1, keepdims=True), so that every entry of a row gets the same shift": (
-                lambda e: e / e.sum(axis=-1, keepdims=True))(np.exp(scores - scores.max(axis=0, keepdims=True))),
+                lambda e: e / e.sum(axis=-1, keepdims=True)
+            )(np.exp(scores - scores.max(axis=0, keepdims=True))),
             "the row sums are divided along the wrong axis: without keepdims=True, a (T,) vector "
             "broadcasts along the last axis, so entry (t, s) is divided by row s's sum; use "
-            "sum(axis=-1, keepdims=True)": (lambda e: e / e.sum(axis=-1))(np.exp(scores - scores.max(axis=-1, keepdims=True)))
-            if scores.shape[0] == scores.shape[1] else None,
+            "sum(axis=-1, keepdims=True)": (lambda e: e / e.sum(axis=-1))(
+                np.exp(scores - scores.max(axis=-1, keepdims=True))
+            )
+            if scores.shape[0] == scores.shape[1]
+            else None,
             "the row maxima are subtracted along the wrong axis: without keepdims=True a (T,) vector "
-            "broadcasts along the last axis; use max(axis=-1, keepdims=True)":
-                softmax(scores - scores.max(axis=-1)) if scores.shape[0] == scores.shape[1] else None,
+            "broadcasts along the last axis; use max(axis=-1, keepdims=True)": softmax(scores - scores.max(axis=-1))
+            if scores.shape[0] == scores.shape[1]
+            else None,
         }
         diagnose(got, dtype, expected, mistakes, f"softmax of scores of shape {scores.shape}")
     print("Correct! Each row (one query) sums to 1, also for large scores.")
@@ -95,11 +112,13 @@ def check_batched_attention(fn) -> None:
         mistakes = {}
         if b == s == d_k:
             with np.errstate(all="ignore"):
-                mistakes["K.T reverses all three axes of a (B, S, d_k) array, (d_k, S, B), so the "
-                         "batches are mixed up: swap only the last two, np.swapaxes(K, -1, -2)"] = (
-                    softmax(q @ k.T / math.sqrt(d_k)) @ v)
-        mistakes["softmax normalises over the queries (axis=1 or -2); use axis=-1"] = softmax(
-            q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k), axis=-2) @ v
+                mistakes[
+                    "K.T reverses all three axes of a (B, S, d_k) array, (d_k, S, B), so the "
+                    "batches are mixed up: swap only the last two, np.swapaxes(K, -1, -2)"
+                ] = softmax(q @ k.T / math.sqrt(d_k)) @ v
+        mistakes["softmax normalises over the queries (axis=1 or -2); use axis=-1"] = (
+            softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k), axis=-2) @ v
+        )
         diagnose(got, dtype, expected, mistakes, f"batched attention, Q {q.shape}, K {k.shape}, V {v.shape}")
     print("Correct! Each sequence of the batch attends within itself.")
 
@@ -177,15 +196,26 @@ def check_padded_attention(fn) -> None:
     if got.shape == expected.shape and close(keep(got), keep(expected), dtype):
         print("Correct! Every real token ignores the padding keys.")
         return
-    mistakes = _named([
-        ("real tokens still attend to the padding keys: the mask must block keys, real[:, None, :] "
-         "of shape (B, 1, T); a mask on the queries, real[:, :, None], blocks only the padding rows",
-         [_sdpa_naive(q, k, v)]),
-        ("the mask is the wrong way round: True marks real tokens, so keep scores where it is True",
-         _both_fills(q, k, v, ~real[:, None, :])),
-    ])
-    diagnose(keep(got), dtype, keep(expected), {m: keep(a) for m, a in mistakes.items()},
-             "padded self-attention, lengths 5, 3, 2 (rows of real tokens)")
+    mistakes = _named(
+        [
+            (
+                "real tokens still attend to the padding keys: the mask must block keys, real[:, None, :] "
+                "of shape (B, 1, T); a mask on the queries, real[:, :, None], blocks only the padding rows",
+                [_sdpa_naive(q, k, v)],
+            ),
+            (
+                "the mask is the wrong way round: True marks real tokens, so keep scores where it is True",
+                _both_fills(q, k, v, ~real[:, None, :]),
+            ),
+        ]
+    )
+    diagnose(
+        keep(got),
+        dtype,
+        keep(expected),
+        {m: keep(a) for m, a in mistakes.items()},
+        "padded self-attention, lengths 5, 3, 2 (rows of real tokens)",
+    )
 
 
 CHECKS = {

@@ -129,16 +129,22 @@ def _attention_mistakes(q, k, v, dtype: str) -> dict[str, np.ndarray]:
         "you normalised over the queries (axis=0)": softmax(scores / math.sqrt(d_k), axis=0) @ v,
         "you returned the attention weights; return weights @ V": w,
         "the weights multiply K instead of V: the output is weights @ V": w @ k,
-        "there is no softmax: turn the scaled scores into weights with softmax before "
-        "multiplying by V": (scores / math.sqrt(d_k)) @ v,
-        "the weights are not normalised: divide exp(scores) by its row sum": np.exp(np.clip(scores / math.sqrt(d_k), None, 700)) @ v,
+        "there is no softmax: turn the scaled scores into weights with softmax before " "multiplying by V": (
+            scores / math.sqrt(d_k)
+        )
+        @ v,
+        "the weights are not normalised: divide exp(scores) by its row sum": np.exp(
+            np.clip(scores / math.sqrt(d_k), None, 700)
+        )
+        @ v,
         "exp() overflows to inf on large scores (inf / inf = nan): subtract each row's maximum "
-        "(scores.max(axis=-1, keepdims=True)) before exp(); softmax is unchanged by that shift":
-            naive_softmax(s, shift="none").astype(float) @ v,
+        "(scores.max(axis=-1, keepdims=True)) before exp(); softmax is unchanged by that shift": naive_softmax(
+            s, shift="none"
+        ).astype(float)
+        @ v,
         "you subtracted the maximum of the whole score matrix (one number) instead of each row's "
         "maximum: in a row whose scores are all far below it, every exp() underflows to 0 and "
-        "0 / 0 = nan. Use scores.max(axis=-1, keepdims=True)":
-            naive_softmax(s, shift="global").astype(float) @ v,
+        "0 / 0 = nan. Use scores.max(axis=-1, keepdims=True)": naive_softmax(s, shift="global").astype(float) @ v,
     }
 
 
@@ -146,8 +152,18 @@ def self_attention_cases():
     """``(description, Q, K, V)`` cases of the self-attention check, seeded."""
     rng = np.random.default_rng(0)
     # d_k == d_v in the first case so that "K used as the values" has the right shape.
-    small = ("small random inputs (T=4, S=6, d_k=d_v=8)", rng.normal(size=(4, 8)), rng.normal(size=(6, 8)), rng.normal(size=(6, 8)))
-    dv = ("d_v != d_k (T=3, S=5, d_k=4, d_v=2)", rng.normal(size=(3, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 2)))
+    small = (
+        "small random inputs (T=4, S=6, d_k=d_v=8)",
+        rng.normal(size=(4, 8)),
+        rng.normal(size=(6, 8)),
+        rng.normal(size=(6, 8)),
+    )
+    dv = (
+        "d_v != d_k (T=3, S=5, d_k=4, d_v=2)",
+        rng.normal(size=(3, 4)),
+        rng.normal(size=(5, 4)),
+        rng.normal(size=(5, 2)),
+    )
     # Large scores: query 0 has scaled scores in the thousands (exp overflows without the row
     # max), query 3 has scores hundreds below every other row (underflows after a global max).
     q = np.abs(rng.normal(size=(4, 8))) * np.array([[300.0], [0.5], [-0.5], [-300.0]])
@@ -196,30 +212,51 @@ def check_positional_encoding(fn) -> None:
     for seq_len, d_model in ((12, 16), (7, 5)):
         got, dtype = as_array(_call(fn, seq_len, d_model))
         mistakes = {
-            "sine and cosine are swapped: even columns (2i) take sin, odd columns (2i+1) take cos":
-                _pe_variant(seq_len, d_model, pair, swap=True),
+            "sine and cosine are swapped: even columns (2i) take sin, odd columns (2i+1) take cos": _pe_variant(
+                seq_len, d_model, pair, swap=True
+            ),
             "the sine and cosine of a pair use different frequencies: column 2i+1 must use the same "
-            "exponent 2i/d_model as column 2i (you used the column index 2i+1)":
-                _pe_variant(seq_len, d_model, lambda j, d: j / d),
-            "wrong frequency exponent: use 10000^(2i/d_model) where i is the pair index (you used i/d_model)":
-                _pe_variant(seq_len, d_model, lambda j, d: (j // 2) / d),
+            "exponent 2i/d_model as column 2i (you used the column index 2i+1)": _pe_variant(
+                seq_len, d_model, lambda j, d: j / d
+            ),
+            "wrong frequency exponent: use 10000^(2i/d_model), i the pair index (you used i/d_model)": _pe_variant(
+                seq_len, d_model, lambda j, d: (j // 2) / d
+            ),
             "the exponent is doubled twice: a column index that counts by 2 (col = 0, 2, 4, ...) is "
-            "already 2i, so the exponent is col/d_model, not 2*col/d_model":
-                _pe_variant(seq_len, d_model, lambda j, d: 2 * pair(j, d)),
-            "wrong frequency exponent: divide by 10000^(2i/d_model), not multiply":
-                _pe_variant(seq_len, d_model, lambda j, d: -pair(j, d)),
+            "already 2i, so the exponent is col/d_model, not 2*col/d_model": _pe_variant(
+                seq_len, d_model, lambda j, d: 2 * pair(j, d)
+            ),
+            "wrong frequency exponent: divide by 10000^(2i/d_model), not multiply": _pe_variant(
+                seq_len, d_model, lambda j, d: -pair(j, d)
+            ),
             "the sines and cosines are in two blocks; the paper interleaves them: "
             "column 2i = sin, column 2i+1 = cos": _pe_blocks(seq_len, d_model),
-            f"the result is transposed: return shape (seq_len, d_model) = {(seq_len, d_model)}":
-                positional_encoding(seq_len, d_model).T,
+            f"the result is transposed: return shape (seq_len, d_model) = {(seq_len, d_model)}": positional_encoding(
+                seq_len, d_model
+            ).T,
         }
-        diagnose(got, dtype, positional_encoding(seq_len, d_model), mistakes, f"for seq_len={seq_len}, d_model={d_model}")
+        diagnose(
+            got, dtype, positional_encoding(seq_len, d_model), mistakes, f"for seq_len={seq_len}, d_model={d_model}"
+        )
     print(f"Correct! Your positional encoding ({dtype}) matches the paper's formula, for even and odd d_model.")
 
 
 # ---------------------------------------------------------------- exercise 2: multi-head attention
-def mh_reference(x, w_q, w_k, w_v, w_o, num_heads, *, split="transpose", merge="transpose",
-                 scale="d_k", w_out=True, mask=None, shift="row"):
+def mh_reference(
+    x,
+    w_q,
+    w_k,
+    w_v,
+    w_o,
+    num_heads,
+    *,
+    split="transpose",
+    merge="transpose",
+    scale="d_k",
+    w_out=True,
+    mask=None,
+    shift="row",
+):
     """Multi-head self-attention in NumPy, right (the defaults) or with one classic mistake.
 
     ``x (B, T, E)``, ``w_* (E, E)`` with ``Q = x @ w_q`` -> ``(out (B, T, E), weights (B, H, T, T))``.
@@ -274,21 +311,32 @@ def _mh_mistakes(x, ws, h, mask=None) -> dict[str, tuple]:
         "the heads are merged with a reshape but no transpose: swap (B, H, T, d_k) back to "
         "(B, T, H, d_k) before reshaping to (B, T, E)": mh_reference(x, *ws, h, merge="reshape", **m),
         "the heads are concatenated along the wrong axis: the features of the heads are interleaved; "
-        "head h must fill columns h*d_k to (h+1)*d_k - 1 (concatenate on the last axis)":
-            mh_reference(x, *ws, h, merge="interleave", **m),
-        "W^O is missing: the concatenated heads go through the output projection (concat @ W_o)":
-            mh_reference(x, *ws, h, w_out=False, **m),
+        "head h must fill columns h*d_k to (h+1)*d_k - 1 (concatenate on the last axis)": mh_reference(
+            x, *ws, h, merge="interleave", **m
+        ),
+        "W^O is missing: the concatenated heads go through the output projection (concat @ W_o)": mh_reference(
+            x, *ws, h, w_out=False, **m
+        ),
         "the scores are divided by sqrt(d_model); each head divides by sqrt(d_k), its own width "
         "(d_k = d_model / H)": mh_reference(x, *ws, h, scale="d_model", **m),
         "the scores are not scaled: divide by sqrt(d_k)": mh_reference(x, *ws, h, scale="none", **m),
-        "you averaged the heads' outputs; concatenate them to (B, T, E) and apply W^O":
-            mh_reference(x, *ws, h, merge="mean", **m),
+        "you averaged the heads' outputs; concatenate them to (B, T, E) and apply W^O": mh_reference(
+            x, *ws, h, merge="mean", **m
+        ),
         "the sequences of the batch are mixed: attention ran across the batch axis (did you read "
-        "(B, T, E) as (T, B, E)?); each sequence attends only within itself":
-            (mh_reference(x.swapaxes(0, 1), *ws, h)[0].swapaxes(0, 1), None) if mask is None else (None, None),
+        "(B, T, E) as (T, B, E)?); each sequence attends only within itself": (
+            mh_reference(x.swapaxes(0, 1), *ws, h)[0].swapaxes(0, 1),
+            None,
+        )
+        if mask is None
+        else (None, None),
         "the sequences of the batch are mixed: all B*T positions attended to each other as one "
-        "long sequence; keep the batch axis apart":
-            (mh_reference(x.reshape(1, -1, x.shape[-1]), *ws, h)[0].reshape(x.shape), None) if mask is None else (None, None),
+        "long sequence; keep the batch axis apart": (
+            mh_reference(x.reshape(1, -1, x.shape[-1]), *ws, h)[0].reshape(x.shape),
+            None,
+        )
+        if mask is None
+        else (None, None),
     }
 
 
@@ -311,8 +359,13 @@ def _run_multihead(impl, x, ws, num_heads, mask=None):
                 if getattr(module, name).bias is not None:
                     getattr(module, name).bias.zero_()
             xt = torch.from_numpy(x)
-            n_args = len([p for p in inspect.signature(module.forward).parameters.values()
-                          if p.default is p.empty and p.kind == p.POSITIONAL_OR_KEYWORD])
+            n_args = len(
+                [
+                    p
+                    for p in inspect.signature(module.forward).parameters.values()
+                    if p.default is p.empty and p.kind == p.POSITIONAL_OR_KEYWORD
+                ]
+            )
             args = (xt, xt, xt) if n_args >= 3 else (xt,)
             if mask is not None:
                 args = args + (torch.from_numpy(mask),)
@@ -341,7 +394,9 @@ def _check_multihead(impl, mask_kind=None, batch=2, seq_len=5, embed_dim=12, num
     if mask is not None:
         mistakes = {
             "the mask is the wrong way round: True = may attend, so keep scores where the mask is "
-            "True and set the others to -inf": mh_reference(x, *ws, num_heads, mask=~mask | np.eye(seq_len, dtype=bool)),
+            "True and set the others to -inf": mh_reference(
+                x, *ws, num_heads, mask=~mask | np.eye(seq_len, dtype=bool)
+            ),
             "the mask is the wrong way round (True = may attend): position t must see 0..t, and the "
             "last position now sees nothing (nan)": mh_reference(x, *ws, num_heads, mask=~mask),
             "the mask is not applied: position t may attend only to 0..t (set blocked scores to "
@@ -351,7 +406,7 @@ def _check_multihead(impl, mask_kind=None, batch=2, seq_len=5, embed_dim=12, num
     what = f"multi-head attention, E={embed_dim}, H={num_heads}, input (B, T, E) = {x.shape}"
     diagnose(got, dtype, expected, {k: v[0] for k, v in mistakes.items()}, f"{what}, output")
     got_w, dtype_w = as_array(weights, "the weights")
-    b, h, t = batch, num_heads, seq_len
+    b, t = batch, seq_len
     if got_w.shape == (b, t, t) and close(got_w, expected_w.mean(1), dtype_w):
         raise CheckFailed(
             f"the weights are averaged over the heads, shape {got_w.shape}; return one matrix per head, "
@@ -413,7 +468,9 @@ def check_multihead_module(module_cls, embed_dim: int = 32, num_heads: int = 4) 
     with torch.no_grad():
         out = _call(module, x, what="forward(x)")
         if isinstance(out, tuple):
-            raise CheckFailed("forward returned a tuple: nn.MultiheadAttention returns (output, weights); return only the output")
+            raise CheckFailed(
+                "forward returned a tuple: nn.MultiheadAttention returns (output, weights); return only the output"
+            )
         ref = nn.MultiheadAttention(embed_dim, num_heads, batch_first=True).eval()
         ref.load_state_dict(mha.state_dict())
         expected = ref(x, x, x, need_weights=False)[0]
@@ -427,7 +484,10 @@ def check_multihead_module(module_cls, embed_dim: int = 32, num_heads: int = 4) 
     diagnose(got, dtype, expected.numpy(), mistakes, f"on x of shape (B, T, E) = {tuple(x.shape)}")
     if not close(got, expected.numpy(), dtype):  # pragma: no cover - diagnose raised already
         raise CheckFailed("the output differs from self-attention on x: call mha(x, x, x)")
-    print(f"Correct! Output shape {tuple(out.shape)} = (batch, seq_len, embed_dim), and each sequence attends only to itself.")
+    print(
+        f"Correct! Output shape {tuple(out.shape)} = (batch, seq_len, embed_dim), "
+        "and each sequence attends only to itself."
+    )
 
 
 # ---------------------------------------------------------------- exercise 4: the toy model's weights
@@ -463,13 +523,19 @@ def check_attention_weights(fn, model) -> None:
     got, dtype = as_array(result)
     h, t, _ = expected.shape
     if got.shape == (1, h, t, t):
-        raise CheckFailed(f"shape {got.shape} still has the batch dimension: take sequence 0 (weights[0]) to get (H, T, T)")
+        raise CheckFailed(
+            f"shape {got.shape} still has the batch dimension: take sequence 0 (weights[0]) to get (H, T, T)"
+        )
     if got.shape == (t, t):
         if close(got, expected.mean(0), dtype):
-            raise CheckFailed(f"you averaged the {h} heads into one (T, T) matrix; return every head: (H, T, T) = {expected.shape}")
+            raise CheckFailed(
+                f"you averaged the {h} heads into one (T, T) matrix; return every head: (H, T, T) = {expected.shape}"
+            )
         raise CheckFailed(f"shape {got.shape} is one matrix; return one per head: (H, T, T) = {expected.shape}")
     mistakes = {
-        "rows and columns are swapped: row t must be query t (who attends), column s key s": np.swapaxes(expected, -1, -2),
+        "rows and columns are swapped: row t must be query t (who attends), column s key s": np.swapaxes(
+            expected, -1, -2
+        ),
     }
     if any(close(got, m, dtype) for m in mistakes.values()):
         diagnose(got, dtype, expected, mistakes, "attention weights (H, T, T)")
