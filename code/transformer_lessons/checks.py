@@ -118,33 +118,28 @@ def naive_softmax(scores: np.ndarray, axis: int = -1, shift: str = "row") -> np.
 # ---------------------------------------------------------------- exercise 1: self-attention
 def _attention_mistakes(q, k, v, dtype: str) -> dict[str, np.ndarray]:
     d_k = q.shape[-1]
-    dt = _numpy_dtype(dtype)  # overflow happens at the answer's precision (88 in float32, 709 in float64)
-    s = (q.astype(dt) @ k.astype(dt).T) / dt(math.sqrt(d_k))
-    w = softmax(s.astype(float))
-    scores = q @ k.T
+    scores = q @ k.T  # (T, S)
+    scaled = scores / math.sqrt(d_k)
+    w = softmax(scaled)
+    dt = _numpy_dtype(dtype)  # exp() overflows at the answer's precision: 88 in float32, 709 in float64
+    scaled_dt = (q.astype(dt) @ k.astype(dt).T) / dt(math.sqrt(d_k))
+    no_shift = naive_softmax(scaled_dt, shift="none").astype(float) @ v
+    global_shift = naive_softmax(scaled_dt, shift="global").astype(float) @ v
+    unnormalised = np.exp(np.minimum(scaled, 700)) @ v
     return {
         "the scores are not scaled: divide Q K^T by sqrt(d_k) before the softmax": softmax(scores) @ v,
         "the scores are divided by d_k; the paper divides by sqrt(d_k)": softmax(scores / d_k) @ v,
         "softmax normalises the wrong axis: each query's row must sum to 1 (axis=-1), "
-        "you normalised over the queries (axis=0)": softmax(scores / math.sqrt(d_k), axis=0) @ v,
+        "you normalised over the queries (axis=0)": softmax(scaled, axis=0) @ v,
         "you returned the attention weights; return weights @ V": w,
         "the weights multiply K instead of V: the output is weights @ V": w @ k,
-        "there is no softmax: turn the scaled scores into weights with softmax before " "multiplying by V": (
-            scores / math.sqrt(d_k)
-        )
-        @ v,
-        "the weights are not normalised: divide exp(scores) by its row sum": np.exp(
-            np.clip(scores / math.sqrt(d_k), None, 700)
-        )
-        @ v,
+        "there is no softmax: turn the scaled scores into weights with softmax before multiplying by V": scaled @ v,
+        "the weights are not normalised: divide exp(scores) by its row sum": unnormalised,
         "exp() overflows to inf on large scores (inf / inf = nan): subtract each row's maximum "
-        "(scores.max(axis=-1, keepdims=True)) before exp(); softmax is unchanged by that shift": naive_softmax(
-            s, shift="none"
-        ).astype(float)
-        @ v,
+        "(scores.max(axis=-1, keepdims=True)) before exp(); softmax is unchanged by that shift": no_shift,
         "you subtracted the maximum of the whole score matrix (one number) instead of each row's "
         "maximum: in a row whose scores are all far below it, every exp() underflows to 0 and "
-        "0 / 0 = nan. Use scores.max(axis=-1, keepdims=True)": naive_softmax(s, shift="global").astype(float) @ v,
+        "0 / 0 = nan. Use scores.max(axis=-1, keepdims=True)": global_shift,
     }
 
 
@@ -211,33 +206,26 @@ def check_positional_encoding(fn) -> None:
     pair = lambda j, d: 2 * (j // 2) / d  # columns 2i and 2i+1 both use 2i / d_model  # noqa: E731
     for seq_len, d_model in ((12, 16), (7, 5)):
         got, dtype = as_array(_call(fn, seq_len, d_model))
+
+        def pe(rule, swap=False):
+            return _pe_variant(seq_len, d_model, rule, swap)
+
         mistakes = {
-            "sine and cosine are swapped: even columns (2i) take sin, odd columns (2i+1) take cos": _pe_variant(
-                seq_len, d_model, pair, swap=True
-            ),
+            "sine and cosine are swapped: even columns (2i) take sin, odd columns (2i+1) take cos": pe(pair, True),
             "the sine and cosine of a pair use different frequencies: column 2i+1 must use the same "
-            "exponent 2i/d_model as column 2i (you used the column index 2i+1)": _pe_variant(
-                seq_len, d_model, lambda j, d: j / d
-            ),
-            "wrong frequency exponent: use 10000^(2i/d_model), i the pair index (you used i/d_model)": _pe_variant(
-                seq_len, d_model, lambda j, d: (j // 2) / d
+            "exponent 2i/d_model as column 2i (you used the column index 2i+1)": pe(lambda j, d: j / d),
+            "wrong frequency exponent: use 10000^(2i/d_model), i the pair index (you used i/d_model)": pe(
+                lambda j, d: (j // 2) / d
             ),
             "the exponent is doubled twice: a column index that counts by 2 (col = 0, 2, 4, ...) is "
-            "already 2i, so the exponent is col/d_model, not 2*col/d_model": _pe_variant(
-                seq_len, d_model, lambda j, d: 2 * pair(j, d)
-            ),
-            "wrong frequency exponent: divide by 10000^(2i/d_model), not multiply": _pe_variant(
-                seq_len, d_model, lambda j, d: -pair(j, d)
-            ),
+            "already 2i, so the exponent is col/d_model, not 2*col/d_model": pe(lambda j, d: 2 * pair(j, d)),
+            "wrong frequency exponent: divide by 10000^(2i/d_model), not multiply": pe(lambda j, d: -pair(j, d)),
             "the sines and cosines are in two blocks; the paper interleaves them: "
             "column 2i = sin, column 2i+1 = cos": _pe_blocks(seq_len, d_model),
-            f"the result is transposed: return shape (seq_len, d_model) = {(seq_len, d_model)}": positional_encoding(
-                seq_len, d_model
-            ).T,
+            "the result is transposed: return shape (seq_len, d_model)": positional_encoding(seq_len, d_model).T,
         }
-        diagnose(
-            got, dtype, positional_encoding(seq_len, d_model), mistakes, f"for seq_len={seq_len}, d_model={d_model}"
-        )
+        expected = positional_encoding(seq_len, d_model)
+        diagnose(got, dtype, expected, mistakes, f"for seq_len={seq_len}, d_model={d_model}")
     print(f"Correct! Your positional encoding ({dtype}) matches the paper's formula, for even and odd d_model.")
 
 
@@ -301,42 +289,33 @@ def _mh_inputs(embed_dim=12, num_heads=3, batch=2, seq_len=5, seed=0):
 
 
 def _mh_mistakes(x, ws, h, mask=None) -> dict[str, tuple]:
-    m = {"mask": mask}
+    def ref(**mistake):
+        return mh_reference(x, *ws, h, mask=mask, **mistake)
+
+    b, t, e = x.shape
+    across_batch = ref_long = (None, None)
+    if mask is None:  # (B, T, E) read as (T, B, E), or all B*T positions as one sequence
+        across_batch = (mh_reference(x.swapaxes(0, 1), *ws, h)[0].swapaxes(0, 1), None)
+        ref_long = (mh_reference(x.reshape(1, b * t, e), *ws, h)[0].reshape(b, t, e), None)
     return {
         "the heads are split with a reshape to (B, H, T, d_k) but no transpose, so each 'head' mixes "
         "features of different positions: reshape to (B, T, H, d_k), then swap axes 1 and 2 "
-        "(and swap back before merging)": mh_reference(x, *ws, h, split="reshape", merge="reshape", **m),
+        "(and swap back before merging)": ref(split="reshape", merge="reshape"),
         "the heads are split with a reshape but no transpose: reshape (B, T, E) to (B, T, H, d_k), "
-        "then swap axes 1 and 2 to get (B, H, T, d_k)": mh_reference(x, *ws, h, split="reshape", **m),
+        "then swap axes 1 and 2 to get (B, H, T, d_k)": ref(split="reshape"),
         "the heads are merged with a reshape but no transpose: swap (B, H, T, d_k) back to "
-        "(B, T, H, d_k) before reshaping to (B, T, E)": mh_reference(x, *ws, h, merge="reshape", **m),
+        "(B, T, H, d_k) before reshaping to (B, T, E)": ref(merge="reshape"),
         "the heads are concatenated along the wrong axis: the features of the heads are interleaved; "
-        "head h must fill columns h*d_k to (h+1)*d_k - 1 (concatenate on the last axis)": mh_reference(
-            x, *ws, h, merge="interleave", **m
-        ),
-        "W^O is missing: the concatenated heads go through the output projection (concat @ W_o)": mh_reference(
-            x, *ws, h, w_out=False, **m
-        ),
+        "head h must fill columns h*d_k to (h+1)*d_k - 1 (concatenate on the last axis)": ref(merge="interleave"),
+        "W^O is missing: the concatenated heads go through the output projection (concat @ W_o)": ref(w_out=False),
         "the scores are divided by sqrt(d_model); each head divides by sqrt(d_k), its own width "
-        "(d_k = d_model / H)": mh_reference(x, *ws, h, scale="d_model", **m),
-        "the scores are not scaled: divide by sqrt(d_k)": mh_reference(x, *ws, h, scale="none", **m),
-        "you averaged the heads' outputs; concatenate them to (B, T, E) and apply W^O": mh_reference(
-            x, *ws, h, merge="mean", **m
-        ),
+        "(d_k = d_model / H)": ref(scale="d_model"),
+        "the scores are not scaled: divide by sqrt(d_k)": ref(scale="none"),
+        "you averaged the heads' outputs; concatenate them to (B, T, E) and apply W^O": ref(merge="mean"),
         "the sequences of the batch are mixed: attention ran across the batch axis (did you read "
-        "(B, T, E) as (T, B, E)?); each sequence attends only within itself": (
-            mh_reference(x.swapaxes(0, 1), *ws, h)[0].swapaxes(0, 1),
-            None,
-        )
-        if mask is None
-        else (None, None),
+        "(B, T, E) as (T, B, E)?); each sequence attends only within itself": across_batch,
         "the sequences of the batch are mixed: all B*T positions attended to each other as one "
-        "long sequence; keep the batch axis apart": (
-            mh_reference(x.reshape(1, -1, x.shape[-1]), *ws, h)[0].reshape(x.shape),
-            None,
-        )
-        if mask is None
-        else (None, None),
+        "long sequence; keep the batch axis apart": ref_long,
     }
 
 
