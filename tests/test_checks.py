@@ -417,10 +417,7 @@ CAUSAL_MISTAKES = {
 }
 
 
-@pytest.mark.parametrize(
-    "name",
-    ["numpy", "loop over heads", "einsum", "torch float32", "torch F.sdpa", "library module", "module forward(x)"],
-)
+@pytest.mark.parametrize("name", MH_CORRECT)
 def test_causal_multihead_accepts_correct_answers(name, capsys):
     impl = MH_CORRECT[name]
     if isinstance(impl, type):
@@ -495,7 +492,76 @@ class FixedHeads(GoodMHA):
         super().__init__(embed_dim, 8)
 
 
-@pytest.mark.parametrize("cls", [GoodMHA, SeqFirstTransposed, NeedWeightsFalse])
+class KeywordArguments(GoodMHA):
+    def forward(self, x):
+        return self.mha(query=x, key=x, value=x)[0]
+
+
+class PerHeadWeights(GoodMHA):
+    def forward(self, x):
+        out, _ = self.mha(x, x, x, need_weights=True, average_attn_weights=False)
+        return out
+
+
+class Contiguous(GoodMHA):
+    def forward(self, x):
+        return self.mha(x, x, x)[0].contiguous()
+
+
+class InModuleList(nn.Module):
+    def __init__(self, embed_dim, num_heads):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.MultiheadAttention(embed_dim, num_heads, batch_first=True)])
+
+    def forward(self, x):
+        return self.layers[0](x, x, x)[0]
+
+
+class Subclass(nn.MultiheadAttention):
+    def __init__(self, embed_dim, num_heads):
+        super().__init__(embed_dim, num_heads, batch_first=True)
+
+    def forward(self, x):
+        return super().forward(x, x, x)[0]
+
+
+class Permuted(SeqFirstTransposed):
+    def forward(self, x):
+        x = x.permute(1, 0, 2)
+        return self.mha(x, x, x, need_weights=False)[0].permute(1, 0, 2)
+
+
+class ExplicitDropoutZero(nn.Module):
+    def __init__(self, embed_dim, num_heads):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(embed_dim, num_heads, dropout=0.0, bias=True, batch_first=True)
+
+    def forward(self, x):
+        attn_output, attn_weights = self.attn(x, x, x)
+        return attn_output
+
+
+class NumpyOut(GoodMHA):
+    def forward(self, x):
+        return self.mha(x, x, x)[0].detach()
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [
+        GoodMHA,
+        SeqFirstTransposed,
+        NeedWeightsFalse,
+        KeywordArguments,
+        PerHeadWeights,
+        Contiguous,
+        InModuleList,
+        Subclass,
+        Permuted,
+        ExplicitDropoutZero,
+        NumpyOut,
+    ],
+)
 def test_multihead_module_accepts_correct_modules(cls, capsys):
     check_multihead_module(cls)
     assert "Correct" in capsys.readouterr().out
@@ -534,6 +600,12 @@ AW_CORRECT = {
     "float64": lambda m, t: weights(m, t).double(),
     "batch of one, squeezed": lambda m, t: (m(t.unsqueeze(0)), m.attention_maps()[0].squeeze(0))[1],
     "list": lambda m, t: weights(m, t).tolist(),
+    "detach": lambda m, t: weights(m, t).detach(),
+    "the layer's attribute": lambda m, t: (m(t[None]), m.layers[0].last_attention[0])[1],
+    "last layer": lambda m, t: (m(t[None]), m.attention_maps()[-1][0])[1],
+    "stacked layers": lambda m, t: (m(t[None]), torch.stack([w[0] for w in m.attention_maps()])[0])[1],
+    "float32 numpy copy": lambda m, t: np.array(weights(m, t).numpy(), dtype=np.float32, copy=True),
+    "clone": lambda m, t: weights(m, t).clone(),
 }
 
 AW_MISTAKES = {
@@ -548,6 +620,11 @@ AW_MISTAKES = {
     "expected shape": lambda m, t: weights(m, t)[:, :5],
     "values differ": lambda m, t: weights(m, t.flip(0)),
 }
+
+
+def test_every_table_has_ten_correct_variants():
+    for table in (SA_CORRECT, PE_CORRECT, MH_CORRECT, AW_CORRECT):
+        assert len(table) >= 10
 
 
 @pytest.mark.parametrize("name", AW_CORRECT)
