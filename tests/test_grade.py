@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import jupytext
 import nbformat
 import pytest
 
@@ -20,8 +19,8 @@ MAX = sum(item.points for item in grade.RUBRIC)
 
 
 def page_notebook(replace: dict[str, str] | None = None) -> nbformat.NotebookNode:
-    """The exercises page as a student's notebook, starter cells replaced by ``replace``."""
-    nb = jupytext.read(BOOK / "exercises.md")
+    """The exercises notebook (install cell and all) as a student's, starter cells replaced by ``replace``."""
+    nb = nbformat.read(BOOK / "exercises.ipynb", as_version=4)
     starters = {parts["starter"]: label for label, parts in EXERCISES.items()}
     for cell in nb.cells:
         label = starters.get(cell.source) if cell.cell_type == "code" else None
@@ -113,6 +112,7 @@ def test_grades_every_submission_and_writes_the_csv(submissions, tmp_path, capsy
     out = capsys.readouterr().out
     keys = [item.key for item in grade.RUBRIC]
 
+    assert not re.search(r"^(good|untouched): note:", out, re.M)  # the notebook's own cells all run
     for student in ("good", "good_py"):  # every solution of the book, and the instructor's
         assert _points(out, student) == {**{i.key: i.points for i in grade.RUBRIC}, "total": MAX}, out
 

@@ -78,9 +78,14 @@ def code_cells(path: Path) -> list[str]:
             if "{solution-end}" in source:
                 in_solution = False
         elif cell["cell_type"] == "code" and not in_solution:
-            # IPython magics and shell escapes are not Python.
-            cells.append("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
+            cells.append("\n".join(_without_magic(line) for line in source.splitlines()))
     return cells
+
+
+def _without_magic(line: str) -> str:
+    """IPython magics and shell escapes are not Python: ``pass`` in their place keeps the block."""
+    stripped = line.lstrip()
+    return line[: len(line) - len(stripped)] + "pass" if stripped.startswith(("%", "!")) else line
 
 
 def load(path: Path) -> tuple[dict, list[str]]:
