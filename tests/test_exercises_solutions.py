@@ -37,7 +37,7 @@ def parse_exercises(path: Path = BOOK / "exercises.md"):
     setup = None
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            if m := re.search(r"\{exercise-start\}\s*\n:label: (\S+)", cell.source):
+            if m := re.search(r"\{exercise-start\}[^\n]*\n:label: (\S+)", cell.source):
                 current = m.group(1)
                 exercises[current] = {}
             if "{exercise-end}" in cell.source:
