@@ -180,7 +180,11 @@ def grade(path: Path, out=None) -> dict[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m transformer_lessons.grade", description=__doc__.split("\n\n")[1])
+    parser = argparse.ArgumentParser(
+        prog="python -m transformer_lessons.grade",
+        description="Run every exercise self-check on each submission: one line per item, points as CSV.",
+        epilog="Submissions run as Python code with your rights: grade only files you trust.",
+    )
     parser.add_argument("submissions", nargs="+", type=Path, help=".py files or .ipynb notebooks, one per student")
     parser.add_argument("--csv", type=Path, help="write the points per student and item to this CSV file")
     args = parser.parse_args(argv)
