@@ -13,6 +13,11 @@ summary is printed.
     .venv/bin/python benchmarks/run.py                 # every section
     .venv/bin/python benchmarks/run.py library toy     # only these sections
     .venv/bin/python benchmarks/run.py --out /tmp/x.json toy
+    .venv/bin/python benchmarks/run.py --update library   # re-measure one section, keep the others
+
+With --update the sections given replace theirs in the existing document and the others
+are kept as they were; every section records its own "date" and "machine", so a figure
+is always read with the run that measured it.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-SECTIONS = ["build", "site", "library", "toy"]  # build first: `site` measures what it built
+SECTIONS = ["build", "site", "library", "toy", "decoder"]  # build first: `site` measures what it built
 
 
 def machine() -> dict:
@@ -60,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     # no `choices=`: with nargs="*" Python 3.11's argparse rejects the empty default against them
     parser.add_argument("sections", nargs="*", help=f"sections to run, of {SECTIONS} (default: all)")
     parser.add_argument("--out", type=Path, default=HERE / "results.json")
+    parser.add_argument("--update", action="store_true",
+                        help="keep the other sections of an existing --out document")
     args = parser.parse_args(argv)
     chosen = args.sections or SECTIONS
     unknown = sorted(set(chosen) - set(SECTIONS))
@@ -67,18 +74,24 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown sections {unknown}; choose from {SECTIONS}")
 
     sys.path.insert(0, str(HERE))
-    doc = {
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": machine(),
-        "sections": {},
-    }
+    now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    doc = {"date": now, "machine": machine(), "sections": {}}
+    if args.update and args.out.exists():
+        old = json.loads(args.out.read_text())
+        for name, section in old.get("sections", {}).items():  # measured by an earlier run
+            section.setdefault("date", old.get("date"))
+            section.setdefault("machine", old.get("machine"))
+            doc["sections"][name] = section
     summaries = []
     for name in chosen:
         module = importlib.import_module(f"bench_{name}")
         print(f"== {name} ...", flush=True)
-        start = time.perf_counter()
+        start, load_start = time.perf_counter(), os.getloadavg()[0]
         result = module.run()
         result["section_seconds"] = round(time.perf_counter() - start, 1)
+        # 1-minute load average before and after: timings from a busy machine are not comparable
+        result["load_average"] = [round(load_start, 2), round(os.getloadavg()[0], 2)]
+        result["date"], result["machine"] = now, doc["machine"]
         doc["sections"][name] = result
         summaries.append(f"## {name} ({result['section_seconds']} s)\n{module.summary(result)}")
         # write after every section: a long run that dies still leaves what it measured

@@ -1,4 +1,4 @@
-"""scaled_dot_product_attention and softmax against PyTorch and the formula."""
+"""scaled_dot_product_attention (NumPy and its torch twin) and softmax against PyTorch and the formula."""
 
 import math
 
@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from transformer_lessons import causal_mask, scaled_dot_product_attention, softmax
+from transformer_lessons.attention import scaled_dot_product_attention_torch
 from conftest import BAD_SHAPES
 
 SHAPES = [
@@ -140,6 +141,29 @@ def test_causal_mask():
     np.testing.assert_array_equal(causal_mask(3), [[1, 0, 0], [1, 1, 0], [1, 1, 1]])
     with pytest.raises(ValueError):
         causal_mask(0)
+
+
+# ---------------------------------------------------------------- the torch twin
+
+
+def test_torch_twin_matches_torch_sdpa_including_a_fully_masked_row():
+    q, k, v = torch.randn(2, 3, 4, 8, dtype=torch.float64), torch.randn(2, 3, 6, 8, dtype=torch.float64), torch.randn(2, 3, 6, 5, dtype=torch.float64)
+    mask = torch.rand(4, 6) > 0.4
+    mask[1] = False
+    mask[0, 0] = mask[2, 0] = mask[3, 0] = True
+    out, weights = scaled_dot_product_attention_torch(q, k, v, mask)
+    torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v, attn_mask=mask), atol=1e-10, rtol=0)
+    assert torch.all(weights[..., 1, :] == 0) and torch.all(out[..., 1, :] == 0)
+
+
+def test_torch_twin_fully_masked_row_has_finite_gradients():
+    q = torch.randn(1, 3, 4, dtype=torch.float64, requires_grad=True)
+    k = torch.randn(1, 5, 4, dtype=torch.float64, requires_grad=True)
+    mask = torch.ones(3, 5, dtype=torch.bool)
+    mask[0] = False
+    out, _ = scaled_dot_product_attention_torch(q, k, k, mask)
+    out.sum().backward()
+    assert torch.all(torch.isfinite(q.grad)) and torch.all(torch.isfinite(k.grad))
 
 
 # ---------------------------------------------------------------- properties

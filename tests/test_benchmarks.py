@@ -60,6 +60,7 @@ def test_run_writes_one_document_from_the_sections_given(tmp_path, monkeypatch, 
     assert run.main(["--out", str(out), "fake"]) == 0
     doc = json.loads(out.read_text())
     assert doc["sections"]["fake"]["answer"] == 42
+    assert len(doc["sections"]["fake"]["load_average"]) == 2  # before and after the section
     assert {"cpu", "cores", "torch"} <= set(doc["machine"])
     assert "the answer is 42" in capsys.readouterr().out
 
@@ -68,3 +69,22 @@ def test_run_rejects_an_unknown_section(tmp_path):
     with pytest.raises(SystemExit) as exit_info:
         run.main(["--out", str(tmp_path / "x.json"), "no-such-section"])
     assert exit_info.value.code == 2
+
+
+def test_update_replaces_only_the_sections_given(tmp_path, monkeypatch, capsys):
+    fake = types.ModuleType("bench_fake")
+    fake.run = lambda: {"answer": 43}
+    fake.summary = lambda result: f"the answer is {result['answer']}"
+    monkeypatch.setitem(sys.modules, "bench_fake", fake)
+    monkeypatch.setattr(run, "SECTIONS", ["fake", "other"])
+    out = tmp_path / "results.json"
+    earlier = {"date": "2000-01-01T00:00:00+00:00", "machine": {"cpu": "old"},
+               "sections": {"fake": {"answer": 42}, "other": {"kept": True}}}
+    out.write_text(json.dumps(earlier))
+
+    assert run.main(["--out", str(out), "--update", "fake"]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["sections"]["fake"]["answer"] == 43
+    assert doc["sections"]["fake"]["date"] != earlier["date"]
+    # the section not re-run is kept, with the date and machine of the run that measured it
+    assert doc["sections"]["other"] == {"kept": True, "date": earlier["date"], "machine": {"cpu": "old"}}

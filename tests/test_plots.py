@@ -6,7 +6,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from transformer_lessons import plots, positional_encoding
-from transformer_lessons.pitfalls import saturation_stats
+from transformer_lessons.stability import saturation_stats
 
 matplotlib.use("Agg")
 

@@ -65,25 +65,27 @@ class TransformerEncoderLayer(nn.Module):
         self.activation = activation
         self.last_attention: torch.Tensor | None = None  # (B, H, T, T), kept for plotting
 
-    def _self_attention(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-        out, weights = self.self_attn(x, x, x, mask=mask)
-        self.last_attention = weights.detach()
-        return self.dropout1(out)
-
-    def _feed_forward(self, x: torch.Tensor) -> torch.Tensor:
-        hidden = _ACTIVATIONS[self.activation](self.linear1(x))  # (B, T, d_ff)
-        return self.dropout2(self.linear2(self.dropout(hidden)))  # (B, T, d_model)
-
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        """Args: ``x (B, T, d_model)``; ``mask`` boolean, True = may attend (see
-        :class:`MultiHeadAttention`). Returns ``(B, T, d_model)``."""
-        if self.norm_first:
+        """``x (B, T, d_model)`` -> ``(B, T, d_model)``; ``mask`` boolean, True = may
+        attend (see :class:`~transformer_lessons.multihead.MultiHeadAttention`)."""
+        if self.norm_first:  # pre-norm: x + Sublayer(LayerNorm(x))
             x = x + self._self_attention(self.norm1(x), mask)
             x = x + self._feed_forward(self.norm2(x))
-        else:
+        else:  # post-norm, the paper (section 3.1): LayerNorm(x + Sublayer(x))
             x = self.norm1(x + self._self_attention(x, mask))
             x = self.norm2(x + self._feed_forward(x))
         return x
+
+    def _self_attention(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        """Sub-layer 1: multi-head self-attention, (B, T, d_model) -> (B, T, d_model)."""
+        out, weights = self.self_attn(x, x, x, mask=mask)
+        self.last_attention = weights.detach()  # (B, H, T, T), kept for plotting
+        return self.dropout1(out)  # dropout on the sub-layer's output, before the add (section 5.4)
+
+    def _feed_forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Sub-layer 2: FFN(x) = max(0, x W_1 + b_1) W_2 + b_2 (equation 2), per position."""
+        hidden = _ACTIVATIONS[self.activation](self.linear1(x))  # (B, T, d_ff)
+        return self.dropout2(self.linear2(self.dropout(hidden)))  # (B, T, d_model)
 
     @classmethod
     def from_torch(cls, m: nn.TransformerEncoderLayer) -> "TransformerEncoderLayer":

@@ -24,7 +24,8 @@ memory, which Python loops cannot imitate.
 
 Same conventions as :func:`~transformer_lessons.attention.scaled_dot_product_attention`:
 ``q (..., T, d_k)``, ``k (..., S, d_k)``, ``v (..., S, d_v)``, boolean ``mask``
-broadcastable to ``(..., T, S)`` with **True = may attend**.
+broadcastable to ``(..., T, S)`` with **True = may attend**; float32 stays float32.
+``block_q`` and ``block_k`` are the tile sizes (>= 1; they need not divide ``T`` or ``S``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import math
 
 import numpy as np
 
-from .attention import _check_inputs, _check_mask
+from .attention import check_attention_inputs
 
 
 def block_slices(length: int, block: int) -> list[slice]:
@@ -55,73 +56,39 @@ def block_slices(length: int, block: int) -> list[slice]:
 
 
 def flash_attention(q, k, v, mask=None, block_q: int = 64, block_k: int = 64) -> np.ndarray:
-    """Scaled dot-product attention computed tile by tile with an online softmax.
-
-    Equal (up to rounding) to ``scaled_dot_product_attention(q, k, v, mask)[0]``,
-    but its extra memory is ``O(block_q * block_k + block_q * d_v)`` per batch
-    entry instead of ``O(T * S)``.
-
-    Args:
-        q: queries, ``(..., T, d_k)``.
-        k: keys, ``(..., S, d_k)``.
-        v: values, ``(..., S, d_v)``.
-        mask: optional boolean array broadcastable to ``(..., T, S)``;
-            True = the query may attend to that key.
-        block_q: queries per tile (>= 1; need not divide ``T``).
-        block_k: keys per tile (>= 1; need not divide ``S``).
-
-    Returns:
-        ``output`` of shape ``(..., T, d_v)`` only. The attention weights are
-        never formed as one matrix (that is the point), so unlike
-        ``scaled_dot_product_attention`` no ``weights`` are returned. A query
-        whose mask allows no key gets a zero output. The floating dtype of the
-        inputs is kept (float32 stays float32).
-
-    Raises:
-        ValueError: if the shapes do not fit together (the message names them),
-            or a block size is not a positive integer.
-    """
-    q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
-    _check_inputs(q, k, v)
-    dtype = np.result_type(q, k, v, np.float32)  # ints -> float64; float32 stays float32
-    q, k, v = (a.astype(dtype, copy=False) for a in (q, k, v))
-
-    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    t, s, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
-    if mask is not None:
-        mask = _check_mask(mask, batch + (t, s))
-        # a read-only view, no copy: lets us slice any (Bq, Bk) block
-        mask = np.broadcast_to(mask, batch + (t, s))  # (..., T, S)
-    q_blocks, k_blocks = block_slices(t, block_q), block_slices(s, block_k)
-    sqrt_d_k = math.sqrt(q.shape[-1])  # a Python float: keeps float32 as float32
-    k_t = np.swapaxes(k, -1, -2)  # (..., S, d_k) -> (..., d_k, S), a view
-
-    # rows that may attend to nothing keep their zeros
-    output = np.zeros(batch + (t, d_v), dtype=dtype)  # (..., T, d_v)
-    for rows in q_blocks:
+    """Attention tile by tile with an online softmax: ``(..., T, d_v)``, equal up to
+    rounding to ``scaled_dot_product_attention(q, k, v, mask)[0]`` (same shapes, mask
+    and dtypes) in ``O(block_q * block_k)`` extra memory instead of ``O(T * S)``. No
+    weights are returned: they are never formed as one matrix. A query whose mask
+    allows no key gets a zero output."""
+    q, k, v, mask = _check_flash_inputs(q, k, v, mask, block_q, block_k)  # mask: a (..., T, S) view
+    output = np.zeros(q.shape[:-1] + v.shape[-1:], dtype=q.dtype)  # (..., T, d_v)
+    for rows in block_slices(q.shape[-2], block_q):
         q_i = q[..., rows, :]  # (..., Bq, d_k)
-        n = rows.stop - rows.start
-        m = np.full(batch + (n, 1), -np.inf, dtype=dtype)  # running max, (..., Bq, 1)
-        l = np.zeros(batch + (n, 1), dtype=dtype)  # running denominator, (..., Bq, 1)
-        acc = np.zeros(batch + (n, d_v), dtype=dtype)  # un-normalised output
-        for cols in k_blocks:
-            # (..., Bq, d_k) @ (..., d_k, Bk) -> (..., Bq, Bk): one tile of scores
-            scores = q_i @ k_t[..., :, cols] / sqrt_d_k
-            if mask is not None:
-                scores = np.where(mask[..., rows, cols], scores, -np.inf)
+        m = np.full(q_i.shape[:-1] + (1,), -np.inf, dtype=q.dtype)  # running max, (..., Bq, 1)
+        l = np.zeros_like(m)  # running denominator sum_j exp(s_j - m), (..., Bq, 1)
+        acc = np.zeros(q_i.shape[:-1] + v.shape[-1:], dtype=q.dtype)  # sum_j exp(s_j - m) v_j
+        for cols in block_slices(k.shape[-2], block_k):
+            scores = q_i @ np.swapaxes(k[..., cols, :], -1, -2) / math.sqrt(q.shape[-1])  # (..., Bq, Bk)
+            scores = np.where(mask[..., rows, cols], scores, -np.inf)  # a blocked key scores -inf
             m_new = np.maximum(m, scores.max(axis=-1, keepdims=True))  # (..., Bq, 1)
-            # A row with no allowed key so far has m_new = -inf; shift it by 0
-            # instead (its p is then exp(-inf) = 0, and l and acc stay 0).
-            shift = np.where(np.isfinite(m_new), m_new, 0.0).astype(dtype, copy=False)
-            # s - shift may overflow to -inf, whose exp is the right 0
-            with np.errstate(over="ignore"):
-                p = np.exp(scores - shift)  # (..., Bq, Bk), entries in [0, 1]
-                alpha = np.exp(m - shift)  # exp(m_old - m_new), (..., Bq, 1)
-            l = alpha * l + p.sum(axis=-1, keepdims=True)  # (..., Bq, 1)
-            # (..., Bq, Bk) @ (..., Bk, d_v) -> (..., Bq, d_v)
-            acc = alpha * acc + p @ v[..., cols, :]
+            shift = np.where(np.isfinite(m_new), m_new, 0)  # no key allowed yet: shift by 0
+            p = np.exp(scores - shift)  # (..., Bq, Bk), entries in [0, 1]
+            alpha = np.exp(m - shift)  # exp(m_old - m_new): rescales what was summed so far
+            l = alpha * l + p.sum(axis=-1, keepdims=True)
+            acc = alpha * acc + p @ v[..., cols, :]  # (..., Bq, Bk) @ (..., Bk, d_v)
             m = m_new
-        # acc / l = softmax(scores) @ v for these rows; l = 0: nothing attended to.
-        # Writes into output's (..., Bq, d_v) slice.
-        np.divide(acc, l, out=output[..., rows, :], where=l > 0)
+        output[..., rows, :] = acc / np.where(l > 0, l, 1)  # softmax(scores) @ v; l = 0: no key, 0
     return output
+
+
+def _check_flash_inputs(q, k, v, mask, block_q, block_k):
+    """Check shapes and block sizes; return float ``q, k, v`` broadcast to one batch
+    shape and the mask as a read-only ``(..., T, S)`` view (all True when ``mask`` is
+    None: a view of one value, no ``T * S`` buffer)."""
+    block_slices(1, block_q), block_slices(1, block_k)  # each raises on a bad block size
+    q, k, v, mask = check_attention_inputs(q, k, v, mask)
+    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    q, k, v = (np.broadcast_to(a, batch + a.shape[-2:]) for a in (q, k, v))  # views, no copies
+    mask = np.broadcast_to(True if mask is None else mask, batch + (q.shape[-2], k.shape[-2]))  # a view
+    return q, k, v, mask

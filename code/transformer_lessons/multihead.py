@@ -13,74 +13,10 @@ attend** -- the opposite of ``nn.MultiheadAttention``'s ``attn_mask``.
 
 from __future__ import annotations
 
-import math
-
 import torch
-import torch.nn.functional as F
 from torch import nn
 
-
-def attention(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    mask: torch.Tensor | None = None,
-    dropout_p: float = 0.0,
-):
-    """Scaled dot-product attention in torch, same semantics as the NumPy version.
-
-    Args:
-        q: ``(..., T, d_k)``; k: ``(..., S, d_k)``; v: ``(..., S, d_v)``.
-        mask: optional boolean, broadcastable to ``(..., T, S)``, True = may attend.
-        dropout_p: dropout on the weights before they mix the values (0 = off).
-
-    Returns:
-        ``(output (..., T, d_v), weights (..., T, S))``, the weights taken
-        before dropout. A query row whose mask allows no key gets zero weights
-        and a zero output, never NaN (also in the backward pass).
-    """
-    scores = q @ k.transpose(-2, -1)  # (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
-    # In place from here: the (..., T, S) tensors dominate time and memory, and
-    # neither the product nor masked_fill needs its output kept for the gradient.
-    scores.div_(math.sqrt(q.size(-1)))
-    if mask is not None:
-        scores.masked_fill_(~mask, float("-inf"))
-        any_allowed = mask.any(dim=-1, keepdim=True)  # (..., T, 1)
-        # A fully masked row would be softmax(-inf, ..., -inf) = nan; give it
-        # finite scores, then zero its weights below.
-        scores.masked_fill_(~any_allowed, 0.0)
-    weights = torch.softmax(scores, dim=-1)
-    if mask is not None:
-        weights = weights.masked_fill(~any_allowed, 0.0)
-    mixing = F.dropout(weights, dropout_p) if dropout_p > 0 else weights
-    return mixing @ v, weights  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
-
-
-def _as_4d_mask(mask: torch.Tensor, batch: int, heads: int, t: int, s: int) -> torch.Tensor:
-    """Check a user mask and shape it to broadcast against ``(B, H, T, S)``.
-
-    Accepted: ``(T, S)`` for every sequence and head, ``(B, T, S)`` per
-    sequence, or a 4-D mask broadcastable to ``(B, H, T, S)``.
-    """
-    if mask.dtype != torch.bool:
-        raise ValueError(
-            f"mask must be boolean (True = may attend); got dtype {mask.dtype} "
-            f"with shape {tuple(mask.shape)}"
-        )
-    if mask.dim() == 3:
-        mask = mask.unsqueeze(1)  # (B, T, S) -> (B, 1, T, S)
-    ok = mask.dim() in (2, 4)
-    if ok:
-        try:
-            ok = torch.broadcast_shapes(mask.shape, (batch, heads, t, s)) == (batch, heads, t, s)
-        except RuntimeError:
-            ok = False
-    if not ok:
-        raise ValueError(
-            f"mask of shape {tuple(mask.shape)} does not fit attention scores of shape "
-            f"(B, H, T, S) = {(batch, heads, t, s)}; use (T, S), (B, T, S) or (B, H, T, S)"
-        )
-    return mask
+from .attention import scaled_dot_product_attention_torch
 
 
 class MultiHeadAttention(nn.Module):
@@ -109,32 +45,37 @@ class MultiHeadAttention(nn.Module):
         self.v_proj = nn.Linear(embed_dim, embed_dim, bias=bias)
         self.out_proj = nn.Linear(embed_dim, embed_dim, bias=bias)  # W^O
 
-    def _split_heads(self, x: torch.Tensor) -> torch.Tensor:
-        b, n, _ = x.shape
-        x = x.view(b, n, self.num_heads, self.head_dim)  # (B, N, E) -> (B, N, H, d_k)
-        # (B, N, H, d_k) -> (B, H, N, d_k). One contiguous copy now: the batched
-        # products would copy anyway, and k^T is then a free view of it.
-        return x.transpose(1, 2).contiguous()
-
     def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None = None):
-        """Attend from ``query`` to ``key``/``value``.
+        """Attend from ``query (B, T, E)`` to ``key``/``value (B, S, E)``.
 
-        Args:
-            query: ``(B, T, E)``; key: ``(B, S, E)``; value: ``(B, S, E)``.
-            mask: optional boolean, True = may attend; ``(T, S)``, ``(B, T, S)``
-                or broadcastable to ``(B, H, T, S)``.
-
-        Returns:
-            ``(output (B, T, E), weights (B, H, T, S))``; the weights are per
-            head (not averaged) and taken before dropout.
+        ``mask``: optional boolean, True = may attend; ``(T, S)``, ``(B, T, S)`` or
+        broadcastable to ``(B, H, T, S)``. Returns ``(output (B, T, E), weights
+        (B, H, T, S))``: the weights per head (not averaged), taken before dropout.
         """
+        mask = self._check_inputs(query, key, value, mask)  # None or broadcastable to (B, H, T, S)
+        B, T, E = query.shape
+        H, d_k = self.num_heads, self.head_dim  # E = H * d_k
+        # project, then split the E features into H heads of d_k:
+        # (B, T, E) -> (B, T, H, d_k) -> (B, H, T, d_k)
+        q = self.q_proj(query).view(B, T, H, d_k).transpose(1, 2)  # (B, H, T, d_k)
+        k = self.k_proj(key).view(B, -1, H, d_k).transpose(1, 2)  # (B, H, S, d_k)
+        v = self.v_proj(value).view(B, -1, H, d_k).transpose(1, 2)  # (B, H, S, d_k)
+        # attend: every head at once, each with its own weights
+        p = self.dropout if self.training else 0.0
+        out, weights = scaled_dot_product_attention_torch(q, k, v, mask, p)  # (B, H, T, d_k), (B, H, T, S)
+        # concatenate the heads: (B, H, T, d_k) -> (B, T, H, d_k) -> (B, T, E)
+        out = out.transpose(1, 2).reshape(B, T, E)
+        return self.out_proj(out), weights  # project with W^O: (B, T, E)
+
+    def _check_inputs(self, query, key, value, mask):
+        """Raise ValueError naming the shapes if the inputs do not fit; return the
+        mask shaped to broadcast against ``(B, H, T, S)`` (or None)."""
         if query.dim() != 3 or key.dim() != 3 or value.dim() != 3:
             raise ValueError(
                 f"query, key and value must be (B, T, E), (B, S, E), (B, S, E); got "
                 f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}"
             )
-        b, t, e = query.shape
-        s = key.size(1)
+        (b, t, e), s = query.shape, key.size(1)
         if e != self.embed_dim or key.size(-1) != e or value.size(-1) != e:
             raise ValueError(
                 f"last dimension must be embed_dim={self.embed_dim}; got query {tuple(query.shape)}, "
@@ -145,16 +86,25 @@ class MultiHeadAttention(nn.Module):
                 f"key and value must be (B, S, E) with the query's batch size; got query "
                 f"{tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
             )
-        if mask is not None:
-            mask = _as_4d_mask(mask, b, self.num_heads, t, s)
-
-        q = self._split_heads(self.q_proj(query))  # (B, H, T, d_k)
-        k = self._split_heads(self.k_proj(key))  # (B, H, S, d_k)
-        v = self._split_heads(self.v_proj(value))  # (B, H, S, d_k)
-        p = self.dropout if self.training else 0.0
-        out, weights = attention(q, k, v, mask, dropout_p=p)  # (B, H, T, d_k), (B, H, T, S)
-        out = out.transpose(1, 2).reshape(b, t, e)  # (B, H, T, d_k) -> (B, T, H, d_k) -> (B, T, E)
-        return self.out_proj(out), weights
+        if mask is None:
+            return None
+        if mask.dtype != torch.bool:
+            raise ValueError(
+                f"mask must be boolean (True = may attend); got dtype {mask.dtype} with shape {tuple(mask.shape)}"
+            )
+        scores_shape = (b, self.num_heads, t, s)
+        if mask.dim() == 3:
+            mask = mask.unsqueeze(1)  # (B, T, S) -> (B, 1, T, S): the same mask for every head
+        try:
+            fits = mask.dim() in (2, 4) and torch.broadcast_shapes(mask.shape, scores_shape) == scores_shape
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise ValueError(
+                f"mask of shape {tuple(mask.shape)} does not fit attention scores of shape "
+                f"(B, H, T, S) = {scores_shape}; use (T, S), (B, T, S) or (B, H, T, S)"
+            )
+        return mask
 
     @classmethod
     def from_torch(cls, m: nn.MultiheadAttention) -> "MultiHeadAttention":

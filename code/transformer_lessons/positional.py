@@ -8,6 +8,9 @@
 Column ``2i`` (a sine) and column ``2i + 1`` (a cosine) share one frequency, so
 each pair is a point on a circle that turns at its own speed as ``pos`` grows.
 With an odd ``d_model`` the last column is a sine whose cosine partner is cut off.
+
+:func:`permutation_demo` shows why the encoding is needed: self-attention without it
+is blind to order (permuting the inputs only permutes the outputs).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ def _check_sizes(seq_len: int, d_model: int) -> None:
 
 
 def positional_encoding(seq_len: int, d_model: int, base: float = 10000.0) -> np.ndarray:
-    """Vectorised sinusoidal positional encoding.
+    """Sinusoidal positional encoding, all positions and columns at once.
 
     Args:
         seq_len: number of positions ``T`` (>= 1).
@@ -34,13 +37,12 @@ def positional_encoding(seq_len: int, d_model: int, base: float = 10000.0) -> np
         ``pe`` of shape ``(seq_len, d_model)``, float64.
     """
     _check_sizes(seq_len, d_model)
-    positions = np.arange(seq_len, dtype=np.float64)[:, None]  # (T, 1)
-    two_i = np.arange(0, d_model, 2, dtype=np.float64)  # (ceil(d_model / 2),) = 0, 2, 4, ...
-    inv_freq = base ** (-two_i / d_model)  # 1 / 10000^(2i / d_model)
-    angles = positions * inv_freq[None, :]  # (T, 1) * (1, ceil(d/2)) -> (T, ceil(d/2))
+    pos = np.arange(seq_len)[:, None]  # (T, 1)
+    two_i = np.arange(0, d_model, 2)  # (ceil(d_model / 2),): 0, 2, 4, ...
+    angles = pos / base ** (two_i / d_model)  # (T, ceil(d_model / 2)): one frequency per pair
     pe = np.zeros((seq_len, d_model))
-    pe[:, 0::2] = np.sin(angles)  # even columns
-    pe[:, 1::2] = np.cos(angles[:, : d_model // 2])  # odd columns: the same frequencies
+    pe[:, 0::2] = np.sin(angles)  # even columns 2i
+    pe[:, 1::2] = np.cos(angles[:, : d_model // 2])  # odd columns 2i + 1: the same frequencies
     return pe
 
 
@@ -59,3 +61,20 @@ def positional_encoding_loop(seq_len: int, d_model: int, base: float = 10000.0) 
             if col + 1 < d_model:
                 pe[pos, col + 1] = np.cos(angle)
     return pe
+
+
+def permutation_demo(x: np.ndarray, perm: np.ndarray, attend) -> tuple[np.ndarray, np.ndarray]:
+    """Self-attention output of ``x`` and of ``x[perm]``, un-permuted.
+
+    Without positional information the two are equal: permuting the inputs
+    only permutes the outputs (permutation equivariance).
+
+    Args:
+        x: ``(T, d)`` token vectors; perm: a permutation of ``range(T)``;
+        attend: ``x -> output`` self-attention function.
+
+    Returns:
+        ``(attend(x), attend(x[perm])[inverse(perm)])``, both ``(T, d)``.
+    """
+    inverse = np.argsort(perm)
+    return attend(x), attend(x[perm])[inverse]

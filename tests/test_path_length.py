@@ -5,7 +5,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from transformer_lessons import plots
-from transformer_lessons.paths import input_gradient_norms
+from transformer_lessons.path_length import input_gradient_norms
 
 
 @pytest.mark.parametrize("kind", ["rnn", "attention"])

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from transformer_lessons import scaled_dot_product_attention, softmax
-from transformer_lessons.pitfalls import attention_unscaled, permutation_demo, saturation_stats, softmax_unstable
+from transformer_lessons.positional import permutation_demo
+from transformer_lessons.stability import attention_unscaled, saturation_stats, softmax_unstable
 
 
 def test_unstable_softmax_overflows_where_the_stable_one_does_not():
