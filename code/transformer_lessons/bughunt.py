@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .attention import causal_mask, scaled_dot_product_attention, softmax
-from .checks import _call, as_array, close, diagnose, naive_softmax
+from .checks import as_array, call_learner, close, diagnose, naive_softmax
 
 
 def _sdpa_naive(q, k, v, allowed=None, fill=-np.inf):
@@ -44,7 +44,7 @@ def check_causal_attention(fn) -> None:
     """``fn(Q, K, V) -> output (T, d_v)`` with a causal mask: position t sees 0..t."""
     rng = np.random.default_rng(1)
     q, k, v = rng.normal(size=(5, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 3))
-    got, dtype = as_array(_call(fn, q, k, v))
+    got, dtype = as_array(call_learner(fn, q, k, v))
     expected, _ = scaled_dot_product_attention(q, k, v, causal_mask(5))
     t = np.arange(5)
     mistakes = _named(
@@ -76,7 +76,7 @@ def check_softmax_rows(fn) -> None:
     """``fn(scores (T, S)) -> weights (T, S)``, each row a softmax over the keys."""
     rng = np.random.default_rng(2)
     for scores in (rng.normal(size=(5, 5)) * 3, rng.normal(size=(3, 7)) * 3 + 500):
-        got, dtype = as_array(_call(fn, scores.copy()))
+        got, dtype = as_array(call_learner(fn, scores.copy()))
         expected = softmax(scores, axis=-1)
         mistakes = {
             "each column sums to 1, not each row: normalise over the keys, axis=-1": softmax(scores, axis=0),
@@ -107,7 +107,7 @@ def check_batched_attention(fn) -> None:
     # B = S = d_k: here Q @ K.T runs without an error and gives wrong numbers.
     for b, t, s, d_k, d_v in ((4, 3, 4, 4, 2), (2, 3, 5, 4, 6)):
         q, k, v = rng.normal(size=(b, t, d_k)), rng.normal(size=(b, s, d_k)), rng.normal(size=(b, s, d_v))
-        got, dtype = as_array(_call(fn, q, k, v))
+        got, dtype = as_array(call_learner(fn, q, k, v))
         expected, _ = scaled_dot_product_attention(q, k, v)
         mistakes = {}
         if b == s == d_k:
@@ -130,7 +130,7 @@ def check_split_heads(fn) -> None:
     b, t, e, h = 2, 5, 12, 3
     d_k = e // h
     x = rng.normal(size=(b, t, e))
-    got, dtype = as_array(_call(fn, x.copy(), h))
+    got, dtype = as_array(call_learner(fn, x.copy(), h))
     expected = x.reshape(b, t, h, d_k).transpose(0, 2, 1, 3)  # (B, T, E) -> (B, T, H, d_k) -> (B, H, T, d_k)
     mistakes = {
         "a reshape straight to (B, H, T, d_k) reads the features in memory order, so each 'head' "
@@ -154,7 +154,7 @@ def check_causal_self_attention(fn) -> None:
     x = torch.randn(2, 4, 8, dtype=torch.float64)
     may_attend = torch.tril(torch.ones(4, 4, dtype=torch.bool))
     with torch.no_grad():
-        got, dtype = as_array(_call(fn, mha, x.clone()))
+        got, dtype = as_array(call_learner(fn, mha, x.clone()))
 
         def run(attn_mask):
             return mha(x, x, x, attn_mask=attn_mask, need_weights=False)[0].numpy()
@@ -186,7 +186,7 @@ def check_padded_attention(fn) -> None:
     b, t, d_k, d_v = 3, 5, 4, 3
     q, k, v = rng.normal(size=(b, t, d_k)), rng.normal(size=(b, t, d_k)), rng.normal(size=(b, t, d_v))
     real = np.arange(t)[None, :] < np.array([5, 3, 2])[:, None]  # lengths 5, 3, 2
-    got, dtype = as_array(_call(fn, q, k, v, real.copy()))
+    got, dtype = as_array(call_learner(fn, q, k, v, real.copy()))
     expected, _ = scaled_dot_product_attention(q, k, v, real[:, None, :])
     rows = real[..., None]  # compare real queries only
 

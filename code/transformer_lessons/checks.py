@@ -36,7 +36,7 @@ _KT_HINT = (
 )
 
 
-def _call(fn, *args, what: str = "your function"):
+def call_learner(fn, *args, what: str = "your function"):
     """Call the learner's code; turn its exception into a readable failure."""
     try:
         with np.errstate(all="ignore"):
@@ -178,7 +178,7 @@ def check_self_attention(fn, *, cases=None) -> None:
     all_cases = self_attention_cases()
     for i in cases if cases is not None else range(len(all_cases)):
         what, q, k, v = all_cases[i]
-        got, dtype = as_array(_call(fn, q, k, v))
+        got, dtype = as_array(call_learner(fn, q, k, v))
         expected, _ = scaled_dot_product_attention(q, k, v)
         diagnose(got, dtype, expected, _attention_mistakes(q, k, v, dtype), f"on {what}")
     if cases is None:
@@ -205,7 +205,7 @@ def check_positional_encoding(fn) -> None:
     encoding (float32 or float64, NumPy or torch), for an even and an odd ``d_model``."""
     pair = lambda j, d: 2 * (j // 2) / d  # columns 2i and 2i+1 both use 2i / d_model  # noqa: E731
     for seq_len, d_model in ((12, 16), (7, 5)):
-        got, dtype = as_array(_call(fn, seq_len, d_model))
+        got, dtype = as_array(call_learner(fn, seq_len, d_model))
 
         def pe(rule, swap=False):
             return _pe_variant(seq_len, d_model, rule, swap)
@@ -326,7 +326,7 @@ def _run_multihead(impl, x, ws, num_heads, mask=None):
 
     e = x.shape[-1]
     if isinstance(impl, type) and issubclass(impl, nn.Module):
-        module = _call(impl, e, num_heads, what=f"{impl.__name__}({e}, {num_heads})")
+        module = call_learner(impl, e, num_heads, what=f"{impl.__name__}({e}, {num_heads})")
         names = ("q_proj", "k_proj", "v_proj", "out_proj")
         missing = [n for n in names if not isinstance(getattr(module, n, None), nn.Linear)]
         if missing:
@@ -348,10 +348,10 @@ def _run_multihead(impl, x, ws, num_heads, mask=None):
             args = (xt, xt, xt) if n_args >= 3 else (xt,)
             if mask is not None:
                 args = args + (torch.from_numpy(mask),)
-            result = _call(module, *args, what="forward")
+            result = call_learner(module, *args, what="forward")
     else:
         args = (x, *ws, num_heads) + ((mask,) if mask is not None else ())
-        result = _call(impl, *args)
+        result = call_learner(impl, *args)
     if not (isinstance(result, tuple) and len(result) == 2):
         raise CheckFailed("return a pair (output (B, T, E), weights (B, H, T, T)), the per-head attention weights too")
     return result
@@ -431,7 +431,7 @@ def check_multihead_module(module_cls, embed_dim: int = 32, num_heads: int = 4) 
     import torch
     from torch import nn
 
-    module = _call(module_cls, embed_dim, num_heads, what=f"{module_cls.__name__}({embed_dim}, {num_heads})")
+    module = call_learner(module_cls, embed_dim, num_heads, what=f"{module_cls.__name__}({embed_dim}, {num_heads})")
     inner = [m for m in module.modules() if isinstance(m, nn.MultiheadAttention)]
     if not inner:
         raise CheckFailed("your module does not contain an nn.MultiheadAttention; create one in __init__")
@@ -445,7 +445,7 @@ def check_multihead_module(module_cls, embed_dim: int = 32, num_heads: int = 4) 
     torch.manual_seed(0)
     x = torch.randn(8, 10, embed_dim)  # (B, T, E)
     with torch.no_grad():
-        out = _call(module, x, what="forward(x)")
+        out = call_learner(module, x, what="forward(x)")
         if isinstance(out, tuple):
             raise CheckFailed(
                 "forward returned a tuple: nn.MultiheadAttention returns (output, weights); return only the output"
