@@ -1,0 +1,228 @@
+"""The bug hunt: six short attention functions with one real-world bug each.
+
+The book shows each broken function as a starter cell; each ``check_*`` runs the
+learner's fixed version on seeded inputs, passes it when its values match the
+reference, and otherwise names what is still wrong.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .attention import causal_mask, scaled_dot_product_attention, softmax
+from .checks import as_array, call_learner, close, diagnose, naive_softmax
+
+
+def _sdpa_naive(q, k, v, allowed=None, fill=-np.inf):
+    """Attention as learners write it: blocked scores set to ``fill`` (-inf gives nan rows)."""
+    s = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    if allowed is not None:
+        s = np.where(allowed, s, fill)
+    return naive_softmax(s) @ v
+
+
+def _both_fills(q, k, v, allowed) -> list[np.ndarray]:
+    """A row with nothing allowed, three ways: nan (-inf and a plain softmax), uniform (-1e9),
+    zeros (-inf and the library's softmax)."""
+    s = np.where(allowed, q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]), -np.inf)
+    return [_sdpa_naive(q, k, v, allowed), _sdpa_naive(q, k, v, allowed, fill=-1e9), softmax(s) @ v]
+
+
+def _named(pairs) -> dict:
+    """``{message: array}`` from ``[(message, [array, ...]), ...]``, one key per variant."""
+    out = {}
+    for message, arrays in pairs:
+        for i, a in enumerate(arrays):
+            out[message + "\u200b" * i] = a  # zero-width suffix keeps keys apart, prints the same
+    return out
+
+
+# ---------------------------------------------------------------- bug 1: causal mask
+def check_causal_attention(fn) -> None:
+    """``fn(Q, K, V) -> output (T, d_v)`` with a causal mask: position t sees 0..t."""
+    rng = np.random.default_rng(1)
+    q, k, v = rng.normal(size=(5, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 3))
+    got, dtype = as_array(call_learner(fn, q, k, v))
+    expected, _ = scaled_dot_product_attention(q, k, v, causal_mask(5))
+    t = np.arange(5)
+    mistakes = _named(
+        [
+            (
+                "the mask is the wrong way round: each position sees itself and the future (np.triu); "
+                "position t must see 0..t, True on and below the diagonal (np.tril)",
+                _both_fills(q, k, v, t[:, None] <= t[None, :]),
+            ),
+            (
+                "the mask lets each position see only the future and blocks the past and itself; "
+                "True must mean 'may attend', on and below the diagonal (np.tril)",
+                _both_fills(q, k, v, t[:, None] < t[None, :]),
+            ),
+            (
+                "the diagonal is blocked: a position may attend to itself (np.tril with k=0); position 0 "
+                "now has nothing to attend to",
+                _both_fills(q, k, v, t[:, None] > t[None, :]),
+            ),
+            ("there is no mask: every position sees the future", [_sdpa_naive(q, k, v)]),
+        ]
+    )
+    diagnose(got, dtype, expected, mistakes, "causal attention, T=5")
+    print("Correct! Position t attends to positions 0..t only.")
+
+
+# ---------------------------------------------------------------- bug 2: softmax axis
+def check_softmax_rows(fn) -> None:
+    """``fn(scores (T, S)) -> weights (T, S)``, each row a softmax over the keys."""
+    rng = np.random.default_rng(2)
+    for scores in (rng.normal(size=(5, 5)) * 3, rng.normal(size=(3, 7)) * 3 + 500):
+        got, dtype = as_array(call_learner(fn, scores.copy()))
+        expected = softmax(scores, axis=-1)
+        mistakes = {
+            "each column sums to 1, not each row: normalise over the keys, axis=-1": softmax(scores, axis=0),
+            "the maximum is taken per column (axis=0): subtract each row's maximum, "
+            "max(axis=-1, keepdims=True), so that every entry of a row gets the same shift": (
+                lambda e: e / e.sum(axis=-1, keepdims=True)
+            )(np.exp(scores - scores.max(axis=0, keepdims=True))),
+            "the row sums are divided along the wrong axis: without keepdims=True, a (T,) vector "
+            "broadcasts along the last axis, so entry (t, s) is divided by row s's sum; use "
+            "sum(axis=-1, keepdims=True)": (lambda e: e / e.sum(axis=-1))(
+                np.exp(scores - scores.max(axis=-1, keepdims=True))
+            )
+            if scores.shape[0] == scores.shape[1]
+            else None,
+            "the row maxima are subtracted along the wrong axis: without keepdims=True a (T,) vector "
+            "broadcasts along the last axis; use max(axis=-1, keepdims=True)": softmax(scores - scores.max(axis=-1))
+            if scores.shape[0] == scores.shape[1]
+            else None,
+        }
+        diagnose(got, dtype, expected, mistakes, f"softmax of scores of shape {scores.shape}")
+    print("Correct! Each row (one query) sums to 1, also for large scores.")
+
+
+# ---------------------------------------------------------------- bug 3: K.T on a batch
+def check_batched_attention(fn) -> None:
+    """``fn(Q (B, T, d_k), K (B, S, d_k), V (B, S, d_v)) -> (B, T, d_v)``."""
+    rng = np.random.default_rng(3)
+    # B = S = d_k: here Q @ K.T runs without an error and gives wrong numbers.
+    for b, t, s, d_k, d_v in ((4, 3, 4, 4, 2), (2, 3, 5, 4, 6)):
+        q, k, v = rng.normal(size=(b, t, d_k)), rng.normal(size=(b, s, d_k)), rng.normal(size=(b, s, d_v))
+        got, dtype = as_array(call_learner(fn, q, k, v))
+        expected, _ = scaled_dot_product_attention(q, k, v)
+        mistakes = {}
+        if b == s == d_k:
+            with np.errstate(all="ignore"):
+                mistakes[
+                    "K.T reverses all three axes of a (B, S, d_k) array, (d_k, S, B), so the "
+                    "batches are mixed up: swap only the last two, np.swapaxes(K, -1, -2)"
+                ] = softmax(q @ k.T / math.sqrt(d_k)) @ v
+        mistakes["softmax normalises over the queries (axis=1 or -2); use axis=-1"] = (
+            softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k), axis=-2) @ v
+        )
+        diagnose(got, dtype, expected, mistakes, f"batched attention, Q {q.shape}, K {k.shape}, V {v.shape}")
+    print("Correct! Each sequence of the batch attends within itself.")
+
+
+# ---------------------------------------------------------------- bug 4: head reshape order
+def check_split_heads(fn) -> None:
+    """``fn(x (B, T, E), num_heads) -> (B, H, T, d_k)``; head h gets features h*d_k..(h+1)*d_k-1."""
+    rng = np.random.default_rng(4)
+    b, t, e, h = 2, 5, 12, 3
+    d_k = e // h
+    x = rng.normal(size=(b, t, e))
+    got, dtype = as_array(call_learner(fn, x.copy(), h))
+    expected = x.reshape(b, t, h, d_k).transpose(0, 2, 1, 3)  # (B, T, E) -> (B, T, H, d_k) -> (B, H, T, d_k)
+    mistakes = {
+        "a reshape straight to (B, H, T, d_k) reads the features in memory order, so each 'head' "
+        "mixes different positions: reshape to (B, T, H, d_k), then swap axes 1 and 2": x.reshape(b, h, t, d_k),
+        "head h gets every H-th feature: reshape to (B, T, H, d_k) (heads first, then d_k), "
+        "not (B, T, d_k, H)": x.reshape(b, t, d_k, h).transpose(0, 3, 1, 2),
+        "the axes are (B, T, H, d_k): swap axes 1 and 2 to get (B, H, T, d_k)": x.reshape(b, t, h, d_k),
+    }
+    diagnose(got, dtype, expected, mistakes, f"split_heads of x {x.shape} into H={h} heads")
+    print("Correct! Head h holds features h*d_k to (h+1)*d_k - 1 of every position.")
+
+
+# ---------------------------------------------------------------- bug 5: mask polarity in nn.MultiheadAttention
+def check_causal_self_attention(fn) -> None:
+    """``fn(mha, x) -> output (B, T, E)``: causal self-attention with ``nn.MultiheadAttention``."""
+    import torch
+    from torch import nn
+
+    torch.manual_seed(5)
+    mha = nn.MultiheadAttention(8, 2, batch_first=True, dtype=torch.float64).eval()
+    x = torch.randn(2, 4, 8, dtype=torch.float64)
+    may_attend = torch.tril(torch.ones(4, 4, dtype=torch.bool))
+    with torch.no_grad():
+        got, dtype = as_array(call_learner(fn, mha, x.clone()))
+
+        def run(attn_mask):
+            return mha(x, x, x, attn_mask=attn_mask, need_weights=False)[0].numpy()
+
+        expected = run(~may_attend)
+        mistakes = {
+            "the mask is the one for F.scaled_dot_product_attention (True = may attend), but "
+            "nn.MultiheadAttention's attn_mask means True = blocked: pass ~mask, or "
+            "torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)": run(may_attend),
+            "a float attn_mask is added to the scores, so 0 and 1 block nothing: pass a boolean mask "
+            "(True = blocked) or a float mask of 0 and -inf": run(may_attend.double()),
+            "the diagonal is blocked too: each position may attend to itself "
+            "(torch.triu(..., diagonal=1) blocks only the future)": run(torch.triu(torch.ones(4, 4, dtype=torch.bool))),
+            "there is no mask: every position sees the future": run(None),
+        }
+    diagnose(got, dtype, expected, mistakes, "causal self-attention with nn.MultiheadAttention")
+    print("Correct! nn.MultiheadAttention got the mask in its own polarity (True = blocked).")
+
+
+# ---------------------------------------------------------------- bug 6: padding mask on keys
+def check_padded_attention(fn) -> None:
+    """``fn(Q, K, V, real) -> (B, T, d_v)`` for self-attention over padded sequences.
+
+    ``real (B, T)`` is True for real tokens and False for padding; every query must give
+    the padding keys zero weight. Outputs at padding positions are not compared (a model
+    discards them), only the rows of real tokens.
+    """
+    rng = np.random.default_rng(6)
+    b, t, d_k, d_v = 3, 5, 4, 3
+    q, k, v = rng.normal(size=(b, t, d_k)), rng.normal(size=(b, t, d_k)), rng.normal(size=(b, t, d_v))
+    real = np.arange(t)[None, :] < np.array([5, 3, 2])[:, None]  # lengths 5, 3, 2
+    got, dtype = as_array(call_learner(fn, q, k, v, real.copy()))
+    expected, _ = scaled_dot_product_attention(q, k, v, real[:, None, :])
+    rows = real[..., None]  # compare real queries only
+
+    def keep(a):
+        return np.where(rows, a, 0.0)
+
+    if got.shape == expected.shape and close(keep(got), keep(expected), dtype):
+        print("Correct! Every real token ignores the padding keys.")
+        return
+    mistakes = _named(
+        [
+            (
+                "real tokens still attend to the padding keys: the mask must block keys, real[:, None, :] "
+                "of shape (B, 1, T); a mask on the queries, real[:, :, None], blocks only the padding rows",
+                [_sdpa_naive(q, k, v)],
+            ),
+            (
+                "the mask is the wrong way round: True marks real tokens, so keep scores where it is True",
+                _both_fills(q, k, v, ~real[:, None, :]),
+            ),
+        ]
+    )
+    diagnose(
+        keep(got),
+        dtype,
+        keep(expected),
+        {m: keep(a) for m, a in mistakes.items()},
+        "padded self-attention, lengths 5, 3, 2 (rows of real tokens)",
+    )
+
+
+CHECKS = {
+    "causal_attention": check_causal_attention,
+    "softmax_rows": check_softmax_rows,
+    "batched_attention": check_batched_attention,
+    "split_heads": check_split_heads,
+    "causal_self_attention": check_causal_self_attention,
+    "padded_attention": check_padded_attention,
+}

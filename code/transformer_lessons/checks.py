@@ -1,0 +1,524 @@
+"""Self-checks that learners call from the exercise cells.
+
+Each ``check_*`` runs the learner's code on small seeded inputs and compares the
+*values* with a reference (the library's tested functions, or PyTorch's own
+``nn.MultiheadAttention``). The tolerance follows the dtype of the answer: float32
+(NumPy or torch) is compared with rtol 1e-4, atol 1e-5, float64 tightly, so any
+correct form passes (loops, ``einsum``, batched ``@``, torch). Only when the values
+are wrong does a check recompute the classic mistakes and name the one that matches;
+otherwise it reports the largest difference with enough digits and the dtype.
+
+A failed check raises :class:`CheckFailed` (an ``AssertionError``) whose message says
+what to change; a passed check prints a line starting with ``Correct!``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+import numpy as np
+
+from .attention import causal_mask, scaled_dot_product_attention, softmax
+from .positional import positional_encoding
+
+
+class CheckFailed(AssertionError):
+    """A self-check failed; the message says what is wrong and what to change."""
+
+
+# ---------------------------------------------------------------- shared helpers
+TOLERANCES = {"float64": (1e-7, 1e-9), "float32": (1e-4, 1e-5), "float16": (1e-2, 1e-3), "bfloat16": (2e-2, 1e-2)}
+
+_KT_HINT = (
+    "; if you wrote K.T on a 3-D array: .T reverses *all* axes, (B, S, d) -> (d, S, B); "
+    "swap only the last two with np.swapaxes(K, -1, -2) or K.transpose(-2, -1) in torch"
+)
+
+
+def call_learner(fn, *args, what: str = "your function"):
+    """Call the learner's code; turn its exception into a readable failure."""
+    try:
+        with np.errstate(all="ignore"):
+            return fn(*args)
+    except CheckFailed:
+        raise
+    except NotImplementedError as exc:
+        raise CheckFailed(
+            f"{what} is not written yet: replace `raise NotImplementedError(...)` with your code, "
+            "run that cell, then run this check again"
+        ) from exc
+    except Exception as exc:  # the learner's bug, reported, not hidden
+        shapes = ", ".join(str(tuple(a.shape)) if hasattr(a, "shape") else repr(a) for a in args)
+        hint = _KT_HINT if "matmul" in str(exc) or "broadcast" in str(exc) else ""
+        raise CheckFailed(
+            f"{what} raised {type(exc).__name__}: {exc} (called with inputs of shapes {shapes}){hint}"
+        ) from exc
+
+
+def as_array(result, what: str = "your function") -> tuple[np.ndarray, str]:
+    """``(values as float64 NumPy, dtype name)`` of a NumPy array, tensor or list."""
+    if result is None:
+        raise CheckFailed(f"{what} returned None: did you forget the `return` statement?")
+    if isinstance(result, tuple):
+        raise CheckFailed(f"{what} returned a tuple of {len(result)} items; return only the array")
+    if hasattr(result, "detach"):  # a torch tensor
+        dtype = str(result.dtype).replace("torch.", "")
+        return result.detach().cpu().double().numpy(), dtype
+    arr = np.asarray(result)
+    dtype = arr.dtype.name if np.issubdtype(arr.dtype, np.floating) else "float64"
+    return arr.astype(np.float64), dtype
+
+
+def _tol(dtype: str) -> tuple[float, float]:
+    return TOLERANCES.get(dtype, TOLERANCES["float64"])
+
+
+def close(got: np.ndarray, expected: np.ndarray, dtype: str = "float64", equal_nan: bool = False) -> bool:
+    rtol, atol = _tol(dtype)
+    return got.shape == expected.shape and np.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def diagnose(got: np.ndarray, dtype: str, expected: np.ndarray, mistakes: dict, what: str) -> None:
+    """Pass if ``got`` matches ``expected``; else name the first matching mistake, or the gap."""
+    if close(got, expected, dtype):
+        return
+    for message, wrong in mistakes.items():
+        if wrong is not None and close(got, np.asarray(wrong, dtype=float), dtype, equal_nan=True):
+            raise CheckFailed(f"{what}: {message}.")
+    if got.shape != expected.shape:
+        raise CheckFailed(f"{what}: expected shape {expected.shape}, got {got.shape}.")
+    if not np.all(np.isfinite(got)):
+        rows = sorted({int(i[0]) for i in np.argwhere(~np.isfinite(got))})
+        raise CheckFailed(f"{what}: the result contains nan or inf (at first index {rows[:5]}).")
+    rtol, atol = _tol(dtype)
+    worst = np.unravel_index(np.argmax(np.abs(got - expected) - rtol * np.abs(expected)), got.shape)
+    raise CheckFailed(
+        f"{what}: values differ from the reference; largest difference at index "
+        f"{tuple(int(i) for i in worst)}: expected {expected[worst]:.10g}, got {got[worst]:.10g} "
+        f"(your result is {dtype}, compared with rtol={rtol:g}, atol={atol:g})."
+    )
+
+
+def _numpy_dtype(dtype: str):
+    return np.float32 if dtype in ("float32", "float16", "bfloat16") else np.float64
+
+
+def naive_softmax(scores: np.ndarray, axis: int = -1, shift: str = "row") -> np.ndarray:
+    """Softmax as learners write it, NaN and all: ``shift`` is "row", "global" or "none"."""
+    with np.errstate(all="ignore"):
+        if shift == "row":
+            scores = scores - scores.max(axis=axis, keepdims=True)
+        elif shift == "global":
+            scores = scores - scores.max()
+        e = np.exp(scores)
+        return e / e.sum(axis=axis, keepdims=True)
+
+
+# ---------------------------------------------------------------- exercise 1: self-attention
+def _attention_mistakes(q, k, v, dtype: str) -> dict[str, np.ndarray]:
+    d_k = q.shape[-1]
+    scores = q @ k.T  # (T, S)
+    scaled = scores / math.sqrt(d_k)
+    w = softmax(scaled)
+    dt = _numpy_dtype(dtype)  # exp() overflows at the answer's precision: 88 in float32, 709 in float64
+    scaled_dt = (q.astype(dt) @ k.astype(dt).T) / dt(math.sqrt(d_k))
+    no_shift = naive_softmax(scaled_dt, shift="none").astype(float) @ v
+    global_shift = naive_softmax(scaled_dt, shift="global").astype(float) @ v
+    unnormalised = np.exp(np.minimum(scaled, 700)) @ v
+    return {
+        "the scores are not scaled: divide Q K^T by sqrt(d_k) before the softmax": softmax(scores) @ v,
+        "the scores are divided by d_k; the paper divides by sqrt(d_k)": softmax(scores / d_k) @ v,
+        "softmax normalises the wrong axis: each query's row must sum to 1 (axis=-1), "
+        "you normalised over the queries (axis=0)": softmax(scaled, axis=0) @ v,
+        "you returned the attention weights; return weights @ V": w,
+        "the weights multiply K instead of V: the output is weights @ V": w @ k,
+        "there is no softmax: turn the scaled scores into weights with softmax before multiplying by V": scaled @ v,
+        "the weights are not normalised: divide exp(scores) by its row sum": unnormalised,
+        "exp() overflows to inf on large scores (inf / inf = nan): subtract each row's maximum "
+        "(scores.max(axis=-1, keepdims=True)) before exp(); softmax is unchanged by that shift": no_shift,
+        "you subtracted the maximum of the whole score matrix (one number) instead of each row's "
+        "maximum: in a row whose scores are all far below it, every exp() underflows to 0 and "
+        "0 / 0 = nan. Use scores.max(axis=-1, keepdims=True)": global_shift,
+    }
+
+
+def self_attention_cases():
+    """``(description, Q, K, V)`` cases of the self-attention check, seeded."""
+    rng = np.random.default_rng(0)
+    # d_k == d_v in the first case so that "K used as the values" has the right shape.
+    small = (
+        "small random inputs (T=4, S=6, d_k=d_v=8)",
+        rng.normal(size=(4, 8)),
+        rng.normal(size=(6, 8)),
+        rng.normal(size=(6, 8)),
+    )
+    dv = (
+        "d_v != d_k (T=3, S=5, d_k=4, d_v=2)",
+        rng.normal(size=(3, 4)),
+        rng.normal(size=(5, 4)),
+        rng.normal(size=(5, 2)),
+    )
+    # Large scores: query 0 has scaled scores in the thousands (exp overflows without the row
+    # max), query 3 has scores hundreds below every other row (underflows after a global max).
+    q = np.abs(rng.normal(size=(4, 8))) * np.array([[300.0], [0.5], [-0.5], [-300.0]])
+    k = np.abs(rng.normal(size=(6, 8))) + 1.0
+    large = ("large scores (scaled scores from about -2000 to 2000)", q, k, rng.normal(size=(6, 8)))
+    return [small, dv, large]
+
+
+def check_self_attention(fn, *, cases=None) -> None:
+    """Check ``fn(Q, K, V) -> output`` for 2-D arrays (NumPy in; NumPy or torch out).
+
+    ``Q (T, d_k)``, ``K (S, d_k)``, ``V (S, d_v)`` -> ``output (T, d_v)``. Tries T != S,
+    d_v != d_k, and scores large enough to overflow a softmax without the row maximum
+    (and to underflow one that subtracts the global maximum). ``cases`` selects a subset
+    of :func:`self_attention_cases` by index (the grading tool scores them apart).
+    """
+    all_cases = self_attention_cases()
+    for i in cases if cases is not None else range(len(all_cases)):
+        what, q, k, v = all_cases[i]
+        got, dtype = as_array(call_learner(fn, q, k, v))
+        expected, _ = scaled_dot_product_attention(q, k, v)
+        diagnose(got, dtype, expected, _attention_mistakes(q, k, v, dtype), f"on {what}")
+    if cases is None:
+        print("Correct! Your self-attention matches the reference, including T != S, d_v != d_k and large scores.")
+
+
+# ---------------------------------------------------------------- positional encoding
+def _pe_variant(seq_len: int, d_model: int, exponent, swap: bool = False) -> np.ndarray:
+    """A positional encoding built with a given exponent rule, for naming mistakes."""
+    pos = np.arange(seq_len)[:, None]
+    cols = np.arange(d_model)[None, :]
+    angle = pos / 10000.0 ** exponent(cols, d_model)
+    return np.where((cols % 2 == 0) != swap, np.sin(angle), np.cos(angle))
+
+
+def _pe_blocks(seq_len: int, d_model: int) -> np.ndarray:
+    half = (d_model + 1) // 2  # first half sines, second half cosines, one frequency per pair
+    freqs = np.arange(seq_len)[:, None] / 10000.0 ** (2 * np.arange(half) / d_model)
+    return np.concatenate([np.sin(freqs), np.cos(freqs)[:, : d_model - half]], axis=1)
+
+
+def check_positional_encoding(fn) -> None:
+    """Check ``fn(seq_len, d_model) -> (seq_len, d_model)`` against the paper's sinusoidal
+    encoding (float32 or float64, NumPy or torch), for an even and an odd ``d_model``."""
+    pair = lambda j, d: 2 * (j // 2) / d  # columns 2i and 2i+1 both use 2i / d_model  # noqa: E731
+    for seq_len, d_model in ((12, 16), (7, 5)):
+        got, dtype = as_array(call_learner(fn, seq_len, d_model))
+
+        def pe(rule, swap=False):
+            return _pe_variant(seq_len, d_model, rule, swap)
+
+        mistakes = {
+            "sine and cosine are swapped: even columns (2i) take sin, odd columns (2i+1) take cos": pe(pair, True),
+            "the sine and cosine of a pair use different frequencies: column 2i+1 must use the same "
+            "exponent 2i/d_model as column 2i (you used the column index 2i+1)": pe(lambda j, d: j / d),
+            "wrong frequency exponent: use 10000^(2i/d_model), i the pair index (you used i/d_model)": pe(
+                lambda j, d: (j // 2) / d
+            ),
+            "the exponent is doubled twice: a column index that counts by 2 (col = 0, 2, 4, ...) is "
+            "already 2i, so the exponent is col/d_model, not 2*col/d_model": pe(lambda j, d: 2 * pair(j, d)),
+            "wrong frequency exponent: divide by 10000^(2i/d_model), not multiply": pe(lambda j, d: -pair(j, d)),
+            "the sines and cosines are in two blocks; the paper interleaves them: "
+            "column 2i = sin, column 2i+1 = cos": _pe_blocks(seq_len, d_model),
+            "the result is transposed: return shape (seq_len, d_model)": positional_encoding(seq_len, d_model).T,
+        }
+        expected = positional_encoding(seq_len, d_model)
+        diagnose(got, dtype, expected, mistakes, f"for seq_len={seq_len}, d_model={d_model}")
+    print(f"Correct! Your positional encoding ({dtype}) matches the paper's formula, for even and odd d_model.")
+
+
+# ---------------------------------------------------------------- exercise 2: multi-head attention
+def mh_reference(
+    x,
+    w_q,
+    w_k,
+    w_v,
+    w_o,
+    num_heads,
+    *,
+    split="transpose",
+    merge="transpose",
+    scale="d_k",
+    w_out=True,
+    mask=None,
+    shift="row",
+):
+    """Multi-head self-attention in NumPy, right (the defaults) or with one classic mistake.
+
+    ``x (B, T, E)``, ``w_* (E, E)`` with ``Q = x @ w_q`` -> ``(out (B, T, E), weights (B, H, T, T))``.
+    ``mask`` (T, T) or (B, T, T), True = may attend (blocked keys get -inf).
+    """
+    b, t, e = x.shape
+    d_k = e // num_heads
+
+    def heads(m):  # (B, T, E) -> (B, H, T, d_k)
+        if split == "reshape":  # the bug: heads mixed across positions
+            return m.reshape(b, num_heads, t, d_k)
+        return m.reshape(b, t, num_heads, d_k).transpose(0, 2, 1, 3)
+
+    q, k, v = heads(x @ w_q), heads(x @ w_k), heads(x @ w_v)
+    scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt({"d_k": d_k, "d_model": e, "none": 1}[scale])
+    if mask is not None:
+        scores = np.where(mask[:, None] if mask.ndim == 3 else mask, scores, -np.inf)
+    w = naive_softmax(scores, shift=shift)
+    o = w @ v  # (B, H, T, d_k)
+    if merge == "reshape":
+        o = o.reshape(b, t, e)
+    elif merge == "interleave":  # stacked on a new last axis: features of the heads interleaved
+        o = o.transpose(0, 2, 3, 1).reshape(b, t, e)
+    elif merge == "mean":
+        return o.mean(1), w
+    else:
+        o = o.transpose(0, 2, 1, 3).reshape(b, t, e)  # (B, H, T, d_k) -> (B, T, H, d_k) -> (B, T, E)
+    return (o @ w_o if w_out else o), w
+
+
+def _mh_inputs(embed_dim=12, num_heads=3, batch=2, seq_len=5, seed=0):
+    """A seeded ``nn.MultiheadAttention`` (float64, no bias) and its weights as ``Q = x @ W``."""
+    import torch
+    from torch import nn
+
+    torch.manual_seed(seed)
+    mha = nn.MultiheadAttention(embed_dim, num_heads, bias=False, batch_first=True, dtype=torch.float64).eval()
+    x = torch.randn(batch, seq_len, embed_dim, dtype=torch.float64)
+    w_q, w_k, w_v = (w.T.detach().numpy().copy() for w in mha.in_proj_weight.chunk(3))  # nn.Linear: y = x W^T
+    w_o = mha.out_proj.weight.T.detach().numpy().copy()
+    return mha, x, (w_q, w_k, w_v, w_o)
+
+
+def _mh_mistakes(x, ws, h, mask=None) -> dict[str, tuple]:
+    def ref(**mistake):
+        return mh_reference(x, *ws, h, mask=mask, **mistake)
+
+    b, t, e = x.shape
+    across_batch = ref_long = (None, None)
+    if mask is None:  # (B, T, E) read as (T, B, E), or all B*T positions as one sequence
+        across_batch = (mh_reference(x.swapaxes(0, 1), *ws, h)[0].swapaxes(0, 1), None)
+        ref_long = (mh_reference(x.reshape(1, b * t, e), *ws, h)[0].reshape(b, t, e), None)
+    return {
+        "the heads are split with a reshape to (B, H, T, d_k) but no transpose, so each 'head' mixes "
+        "features of different positions: reshape to (B, T, H, d_k), then swap axes 1 and 2 "
+        "(and swap back before merging)": ref(split="reshape", merge="reshape"),
+        "the heads are split with a reshape but no transpose: reshape (B, T, E) to (B, T, H, d_k), "
+        "then swap axes 1 and 2 to get (B, H, T, d_k)": ref(split="reshape"),
+        "the heads are merged with a reshape but no transpose: swap (B, H, T, d_k) back to "
+        "(B, T, H, d_k) before reshaping to (B, T, E)": ref(merge="reshape"),
+        "the heads are concatenated along the wrong axis: the features of the heads are interleaved; "
+        "head h must fill columns h*d_k to (h+1)*d_k - 1 (concatenate on the last axis)": ref(merge="interleave"),
+        "W^O is missing: the concatenated heads go through the output projection (concat @ W_o)": ref(w_out=False),
+        "the scores are divided by sqrt(d_model); each head divides by sqrt(d_k), its own width "
+        "(d_k = d_model / H)": ref(scale="d_model"),
+        "the scores are not scaled: divide by sqrt(d_k)": ref(scale="none"),
+        "you averaged the heads' outputs; concatenate them to (B, T, E) and apply W^O": ref(merge="mean"),
+        "the sequences of the batch are mixed: attention ran across the batch axis (did you read "
+        "(B, T, E) as (T, B, E)?); each sequence attends only within itself": across_batch,
+        "the sequences of the batch are mixed: all B*T positions attended to each other as one "
+        "long sequence; keep the batch axis apart": ref_long,
+    }
+
+
+def _run_multihead(impl, x, ws, num_heads, mask=None):
+    """Run a function ``impl(X, W_q, W_k, W_v, W_o, num_heads[, mask])`` or an ``nn.Module`` class."""
+    import torch
+    from torch import nn
+
+    e = x.shape[-1]
+    if isinstance(impl, type) and issubclass(impl, nn.Module):
+        module = call_learner(impl, e, num_heads, what=f"{impl.__name__}({e}, {num_heads})")
+        names = ("q_proj", "k_proj", "v_proj", "out_proj")
+        missing = [n for n in names if not isinstance(getattr(module, n, None), nn.Linear)]
+        if missing:
+            raise CheckFailed(f"your module needs nn.Linear attributes {names}; missing: {missing}")
+        module = module.double().eval()
+        with torch.no_grad():
+            for name, w in zip(names, ws):
+                getattr(module, name).weight.copy_(torch.from_numpy(w.T))  # nn.Linear stores W^T
+                if getattr(module, name).bias is not None:
+                    getattr(module, name).bias.zero_()
+            xt = torch.from_numpy(x)
+            n_args = len(
+                [
+                    p
+                    for p in inspect.signature(module.forward).parameters.values()
+                    if p.default is p.empty and p.kind == p.POSITIONAL_OR_KEYWORD
+                ]
+            )
+            args = (xt, xt, xt) if n_args >= 3 else (xt,)
+            if mask is not None:
+                args = args + (torch.from_numpy(mask),)
+            result = call_learner(module, *args, what="forward")
+    else:
+        args = (x, *ws, num_heads) + ((mask,) if mask is not None else ())
+        result = call_learner(impl, *args)
+    if not (isinstance(result, tuple) and len(result) == 2):
+        raise CheckFailed("return a pair (output (B, T, E), weights (B, H, T, T)), the per-head attention weights too")
+    return result
+
+
+def _check_multihead(impl, mask_kind=None, batch=2, seq_len=5, embed_dim=12, num_heads=3) -> None:
+    import torch
+
+    mha, xt, ws = _mh_inputs(embed_dim, num_heads, batch, seq_len)
+    x = xt.numpy()
+    mask = causal_mask(seq_len) if mask_kind == "causal" else None
+    with torch.no_grad():
+        blocked = None if mask is None else torch.from_numpy(~mask)  # nn.MultiheadAttention: True = blocked
+        out_t, w_t = mha(xt, xt, xt, attn_mask=blocked, need_weights=True, average_attn_weights=False)
+    expected, expected_w = out_t.numpy(), w_t.numpy()  # (B, T, E), (B, H, T, T)
+    out, weights = _run_multihead(impl, x, ws, num_heads, mask)
+    got, dtype = as_array(out, "the output")
+    mistakes = _mh_mistakes(x, ws, num_heads, mask)
+    if mask is not None:
+        mistakes = {
+            "the mask is the wrong way round: True = may attend, so keep scores where the mask is "
+            "True and set the others to -inf": mh_reference(
+                x, *ws, num_heads, mask=~mask | np.eye(seq_len, dtype=bool)
+            ),
+            "the mask is the wrong way round (True = may attend): position t must see 0..t, and the "
+            "last position now sees nothing (nan)": mh_reference(x, *ws, num_heads, mask=~mask),
+            "the mask is not applied: position t may attend only to 0..t (set blocked scores to "
+            "-inf before the softmax)": mh_reference(x, *ws, num_heads),
+            **mistakes,
+        }
+    what = f"multi-head attention, E={embed_dim}, H={num_heads}, input (B, T, E) = {x.shape}"
+    diagnose(got, dtype, expected, {k: v[0] for k, v in mistakes.items()}, f"{what}, output")
+    got_w, dtype_w = as_array(weights, "the weights")
+    b, t = batch, seq_len
+    if got_w.shape == (b, t, t) and close(got_w, expected_w.mean(1), dtype_w):
+        raise CheckFailed(
+            f"the weights are averaged over the heads, shape {got_w.shape}; return one matrix per head, "
+            f"(B, H, T, T) = {expected_w.shape} (nn.MultiheadAttention averages unless average_attn_weights=False)"
+        )
+    diagnose(got_w, dtype_w, expected_w, {k: v[1] for k, v in mistakes.items()}, f"{what}, weights")
+
+
+def check_multihead_attention(impl) -> None:
+    """Check multi-head self-attention built from scratch, against ``nn.MultiheadAttention``.
+
+    ``impl`` is either a function ``impl(X, W_q, W_k, W_v, W_o, num_heads) -> (output, weights)``
+    with ``X (B, T, E)`` and ``(E, E)`` matrices used as ``Q = X @ W_q`` (NumPy float64 in,
+    NumPy or torch out), or an ``nn.Module`` class ``impl(embed_dim, num_heads)`` with
+    ``nn.Linear`` attributes ``q_proj, k_proj, v_proj, out_proj`` whose ``forward(x)`` (or
+    ``forward(q, k, v)``) returns ``(output (B, T, E), weights (B, H, T, T))``. The weights
+    of a seeded ``nn.MultiheadAttention`` are loaded into it; output and per-head weights
+    are compared with PyTorch's.
+    """
+    _check_multihead(impl)
+    _check_multihead(impl, batch=3, seq_len=4, embed_dim=8, num_heads=2)
+    print("Correct! Your multi-head attention matches nn.MultiheadAttention: output and every head's weights.")
+
+
+def check_causal_multihead_attention(impl) -> None:
+    """As :func:`check_multihead_attention`, with a causal mask: ``impl(X, W_q, W_k, W_v, W_o,
+    num_heads, mask)`` where ``mask (T, T)`` is boolean, True = may attend (a module's forward
+    gets the mask as its last argument). Compared with ``nn.MultiheadAttention`` given
+    ``attn_mask = ~mask`` (its own polarity: True = blocked)."""
+    _check_multihead(impl, mask_kind="causal")
+    _check_multihead(impl, mask_kind="causal", batch=3, seq_len=4, embed_dim=8, num_heads=2)
+    print("Correct! Your causal multi-head attention matches nn.MultiheadAttention with a causal mask.")
+
+
+def check_multihead_module(module_cls, embed_dim: int = 32, num_heads: int = 4) -> None:
+    """Check a wrapper ``module_cls(embed_dim, num_heads)`` around ``nn.MultiheadAttention``
+    whose ``forward(x)`` returns self-attention ``(B, T, E)`` for a batch-first ``x (B, T, E)``.
+
+    The values are compared with a batch-first ``nn.MultiheadAttention`` holding the same
+    weights, so any correct module passes (``batch_first=True``, or ``batch_first=False``
+    with ``x`` transposed by hand); a mistake is named only when the values are wrong.
+    """
+    import torch
+    from torch import nn
+
+    module = call_learner(module_cls, embed_dim, num_heads, what=f"{module_cls.__name__}({embed_dim}, {num_heads})")
+    inner = [m for m in module.modules() if isinstance(m, nn.MultiheadAttention)]
+    if not inner:
+        raise CheckFailed("your module does not contain an nn.MultiheadAttention; create one in __init__")
+    mha = inner[0]
+    if mha.embed_dim != embed_dim or mha.num_heads != num_heads:
+        raise CheckFailed(
+            f"nn.MultiheadAttention has embed_dim={mha.embed_dim}, num_heads={mha.num_heads}; "
+            f"expected the arguments you were given: {embed_dim}, {num_heads}"
+        )
+    module.eval()
+    torch.manual_seed(0)
+    x = torch.randn(8, 10, embed_dim)  # (B, T, E)
+    with torch.no_grad():
+        out = call_learner(module, x, what="forward(x)")
+        if isinstance(out, tuple):
+            raise CheckFailed(
+                "forward returned a tuple: nn.MultiheadAttention returns (output, weights); return only the output"
+            )
+        ref = nn.MultiheadAttention(embed_dim, num_heads, batch_first=True).eval()
+        ref.load_state_dict(mha.state_dict())
+        expected = ref(x, x, x, need_weights=False)[0]
+        across_batch = ref(*(x.transpose(0, 1),) * 3, need_weights=False)[0].transpose(0, 1)
+    got, dtype = as_array(out, "forward")
+    mistakes = {
+        "nn.MultiheadAttention reads its input as (T, B, E) unless batch_first=True: each position "
+        "attended across the batch instead of along its sequence. Build it with batch_first=True "
+        "(or transpose x to (T, B, E) and the output back)": across_batch.numpy(),
+    }
+    diagnose(got, dtype, expected.numpy(), mistakes, f"on x of shape (B, T, E) = {tuple(x.shape)}")
+    if not close(got, expected.numpy(), dtype):  # pragma: no cover - diagnose raised already
+        raise CheckFailed("the output differs from self-attention on x: call mha(x, x, x)")
+    print(
+        f"Correct! Output shape {tuple(out.shape)} = (batch, seq_len, embed_dim), "
+        "and each sequence attends only to itself."
+    )
+
+
+# ---------------------------------------------------------------- exercise 4: the toy model's weights
+def check_attention_weights(fn, model) -> None:
+    """Check ``fn(model, tokens) -> weights`` that reads a toy model's attention.
+
+    ``model`` is a :class:`~transformer_lessons.toy.ToyEncoder`; ``tokens`` is one sequence,
+    int64 ``(T,)``. ``fn`` returns the layer's per-head weights ``(H, T, T)`` (NumPy or
+    tensor), rows = queries; the reference reads ``model.attention_maps()[0][0]``.
+    """
+    import torch
+
+    cfg = model.cfg
+    gen = torch.Generator().manual_seed(0)
+    tokens = torch.randint(0, cfg.vocab_size, (cfg.seq_len,), generator=gen)  # (T,)
+    model.eval()
+    with torch.no_grad():
+        model(tokens[None])  # (1, T) -> logits (1, T, V); stores the attention maps
+        expected = model.attention_maps()[0][0].double().numpy()  # (H, T, T)
+    try:
+        with torch.no_grad():
+            result = fn(model, tokens.clone())
+    except NotImplementedError as exc:
+        raise CheckFailed(
+            "your function is not written yet: replace `raise NotImplementedError(...)` with your code, "
+            "run that cell, then run this check again"
+        ) from exc
+    except Exception as exc:
+        raise CheckFailed(
+            f"your function raised {type(exc).__name__}: {exc} (called with tokens of shape {tuple(tokens.shape)}; "
+            f"note that model(...) takes a batch (B, T): tokens[None] has shape (1, {tokens.shape[0]}))"
+        ) from exc
+    got, dtype = as_array(result)
+    h, t, _ = expected.shape
+    if got.shape == (1, h, t, t):
+        raise CheckFailed(
+            f"shape {got.shape} still has the batch dimension: take sequence 0 (weights[0]) to get (H, T, T)"
+        )
+    if got.shape == (t, t):
+        if close(got, expected.mean(0), dtype):
+            raise CheckFailed(
+                f"you averaged the {h} heads into one (T, T) matrix; return every head: (H, T, T) = {expected.shape}"
+            )
+        raise CheckFailed(f"shape {got.shape} is one matrix; return one per head: (H, T, T) = {expected.shape}")
+    mistakes = {
+        "rows and columns are swapped: row t must be query t (who attends), column s key s": np.swapaxes(
+            expected, -1, -2
+        ),
+    }
+    if any(close(got, m, dtype) for m in mistakes.values()):
+        diagnose(got, dtype, expected, mistakes, "attention weights (H, T, T)")
+    if got.shape == expected.shape and not close(got, expected, dtype) and not np.allclose(got.sum(-1), 1.0, atol=1e-4):
+        raise CheckFailed("the rows do not sum to 1: these are not softmax weights (scores or logits?)")
+    diagnose(got, dtype, expected, mistakes, "attention weights (H, T, T)")
+    print(f"Correct! Your function returns the per-head attention weights, shape {got.shape} = (H, T, T).")
