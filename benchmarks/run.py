@@ -86,9 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     for name in chosen:
         module = importlib.import_module(f"bench_{name}")
         print(f"== {name} ...", flush=True)
-        start = time.perf_counter()
+        start, load_start = time.perf_counter(), os.getloadavg()[0]
         result = module.run()
         result["section_seconds"] = round(time.perf_counter() - start, 1)
+        # 1-minute load average before and after: timings from a busy machine are not comparable
+        result["load_average"] = [round(load_start, 2), round(os.getloadavg()[0], 2)]
         result["date"], result["machine"] = now, doc["machine"]
         doc["sections"][name] = result
         summaries.append(f"## {name} ({result['section_seconds']} s)\n{module.summary(result)}")

@@ -60,6 +60,7 @@ def test_run_writes_one_document_from_the_sections_given(tmp_path, monkeypatch, 
     assert run.main(["--out", str(out), "fake"]) == 0
     doc = json.loads(out.read_text())
     assert doc["sections"]["fake"]["answer"] == 42
+    assert len(doc["sections"]["fake"]["load_average"]) == 2  # before and after the section
     assert {"cpu", "cores", "torch"} <= set(doc["machine"])
     assert "the answer is 42" in capsys.readouterr().out
 

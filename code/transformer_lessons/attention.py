@@ -40,7 +40,8 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     all-zero weights instead of NaN, as ``F.scaled_dot_product_attention`` does.
 
     Args:
-        x: scores, any shape. axis: the axis normalised to sum to 1.
+        x: scores, any shape.
+        axis: the axis normalised to sum to 1.
 
     Returns:
         An array of the shape of ``x`` (float32 stays float32; integers become float64).
@@ -93,9 +94,9 @@ def scaled_dot_product_attention_torch(q, k, v, mask=None, dropout_p: float = 0.
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (..., T, S)
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))  # a blocked key scores -inf: weight 0
-    weights = torch.softmax(scores, dim=-1)  # (..., T, S); NaN where a row allows no key...
+    weights = torch.softmax(scores, dim=-1)  # (..., T, S); a row with no allowed key is NaN
     if mask is not None:
-        weights = weights.masked_fill(~mask.any(-1, keepdim=True), 0.0)  # ...made zeros
+        weights = weights.masked_fill(~mask.any(-1, keepdim=True), 0.0)  # such a row gets zeros
     out = F.dropout(weights, dropout_p) @ v  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
     return out, weights
 

@@ -1,0 +1,55 @@
+"""The package's shape: modules by concept, one home per function, short teaching code."""
+
+import ast
+import inspect
+from pathlib import Path
+
+import pytest
+
+import transformer_lessons
+from transformer_lessons import attention, encoder, flash, multihead, path_length, positional, stability, toy
+
+PACKAGE = Path(transformer_lessons.__file__).parent
+
+# What the book's pages show with literalinclude :pyobject:, whole (docstring included).
+SHOWN = [
+    (attention, "softmax"),
+    (attention, "scaled_dot_product_attention"),
+    (attention, "scaled_dot_product_attention_torch"),
+    (multihead, "MultiHeadAttention.__init__"),
+    (multihead, "MultiHeadAttention.forward"),
+    (encoder, "TransformerEncoderLayer.forward"),
+    (encoder, "TransformerEncoderLayer._self_attention"),
+    (encoder, "TransformerEncoderLayer._feed_forward"),
+    (positional, "positional_encoding"),
+    (positional, "positional_encoding_loop"),
+    (positional, "permutation_demo"),
+    (stability, "softmax_unstable"),
+    (stability, "attention_unscaled"),
+    (stability, "saturation_stats"),
+    (path_length, "input_gradient_norms"),
+    (flash, "flash_attention"),
+    (toy, "ToyConfig"),
+]
+
+
+@pytest.mark.parametrize("module,name", SHOWN, ids=[f"{m.__name__.split('.')[-1]}.{n}" for m, n in SHOWN])
+def test_shown_code_is_at_most_25_lines(module, name):
+    obj = module
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    lines = inspect.getsource(obj).rstrip().splitlines()
+    assert len(lines) <= 25, f"{name} is {len(lines)} lines"
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.glob("*.py")), ids=lambda p: p.name)
+def test_no_private_name_is_imported_across_modules(path):
+    tree = ast.parse(path.read_text())
+    private = [
+        f"from .{node.module} import {alias.name}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.level > 0
+        for alias in node.names
+        if alias.name.startswith("_")
+    ]
+    assert not private, private
