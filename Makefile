@@ -15,7 +15,7 @@ MATHJAX := book/_vendor/mathjax/tex-chtml-lite.js
 PDF_STUDENT := _build/transformer-lessons-student.pdf
 PDF_INSTRUCTOR := _build/transformer-lessons-instructor.pdf
 
-.PHONY: book pdf site test test-lib bench notebooks system-deps venv vendor clean
+.PHONY: book pdf site test test-lib bench notebooks system-deps venv vendor clean slides handout
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -57,7 +57,16 @@ pdf: venv vendor
 	cp _build/pdf-instructor/_build/latex/book.pdf $(PDF_INSTRUCTOR)
 	if [ -d _build/html ]; then mkdir -p _build/html/pdf && cp $(PDF_STUDENT) $(PDF_INSTRUCTOR) _build/html/pdf/; fi
 
-site: book pdf
+# The teaching kit, from the built pages (tools/slides.py, tools/slides.yml): the reveal.js
+# deck and its PDF in _build/html/slides/, the handout in _build/html/handout/ and
+# _build/html/pdf/transformer-lessons-handout.pdf. Chromium prints the PDFs.
+slides: book
+	$(PY) tools/slides.py slides
+
+handout: book
+	$(PY) tools/slides.py handout
+
+site: book pdf slides handout
 
 notebooks: venv
 	$(PY) tools/sync_notebooks.py
@@ -71,7 +80,7 @@ bench: venv vendor
 test-lib: venv
 	$(PY) -m pytest tests -m "not book and not pdf and not browser and not notebooks"
 
-test: system-deps venv book pdf
+test: system-deps venv book pdf slides handout
 	$(PY) -m pytest tests
 
 clean:

@@ -7,7 +7,19 @@ from pathlib import Path
 import pytest
 
 import transformer_lessons
-from transformer_lessons import attention, encoder, flash, multihead, path_length, positional, stability, toy
+from transformer_lessons import (
+    attention,
+    decoder,
+    encoder,
+    flash,
+    language_model,
+    multihead,
+    path_length,
+    positional,
+    rotary,
+    stability,
+    toy,
+)
 
 PACKAGE = Path(transformer_lessons.__file__).parent
 
@@ -30,6 +42,10 @@ SHOWN = [
     (path_length, "input_gradient_norms"),
     (flash, "flash_attention"),
     (toy, "ToyConfig"),
+    (decoder, "TransformerDecoderLayer.forward"),
+    (decoder, "cached_self_attention"),
+    (language_model, "CharLM.forward"),
+    (rotary, "rope"),
 ]
 
 

@@ -247,3 +247,181 @@ def test_site_links_to_both_pdfs():
         for href in links:
             target = (page.parent / href).resolve()
             assert target.is_file(), f"{href} does not resolve ({target}): run `make site`"
+
+
+# --- print defects (issue 16): layout read from the LaTeX logs and the PDFs ----------------
+
+OVERFULL_MAX_PT = 5.0
+SCREENSHOTS = BUILD / "screenshots" / "pdf"
+
+
+def latex_file(edition: str, suffix: str) -> Path:
+    return BUILD / f"pdf-{edition}" / "_build" / "latex" / f"book{suffix}"
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_no_overfull_box_wider_than_5pt(edition):
+    """Nothing sticks out into the margin: code, tables and formulas fit the line."""
+    log = latex_log(edition).read_text(errors="replace")
+    boxes = [(float(m.group(1)), m.group(0)) for m in re.finditer(r"Overfull \\hbox \((\d+(?:\.\d+)?)pt too wide\)[^\n]*", log)]
+    wide = [text for pt, text in boxes if pt > OVERFULL_MAX_PT]
+    assert not wide, f"{edition}: {len(wide)} overfull boxes wider than {OVERFULL_MAX_PT} pt:\n" + "\n".join(wide[:15])
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_running_header_fits_one_line(edition):
+    """fancyhdr warns when the header is taller than \\headheight (it wrapped onto two lines)."""
+    log = latex_log(edition).read_text(errors="replace")
+    warnings = re.findall(r"Package fancyhdr Warning: \\headheight is too small", log)
+    assert not warnings, f"{edition}: {len(warnings)} pages whose running header does not fit one line"
+
+
+def _toc_entries(edition: str) -> list[tuple[str, str, str]]:
+    """(level, title, page) of every line of LaTeX's table of contents (book.toc)."""
+    toc = latex_file(edition, ".toc").read_text(errors="replace")
+    entries = []
+    for m in re.finditer(r"\\contentsline \{(\w+)\}\{(.*)\}\{([^{}]*)\}\{[^{}]*\}%?$", toc, re.MULTILINE):
+        title = re.sub(r"\\numberline \{([^{}]*)\}", r"\1 ", m.group(2))
+        title = re.sub(r"\\[a-zA-Z@]+\s*|[{}]", "", title).strip()
+        entries.append((m.group(1), title, m.group(3)))
+    return entries
+
+
+def _shared_part(entries):
+    """The entries before the instructor-only part ("For instructors"); not the index,
+    which closes each edition."""
+    entries = [e for e in entries if e[1] != "Index"]
+    for i, (level, title, _) in enumerate(entries):
+        if level == "part" and "instructor" in title.lower():
+            return entries[:i]
+    return entries
+
+
+def test_both_editions_share_page_numbers():
+    """Up to the instructor part, every part, chapter and section starts on the same page
+    in both editions: "turn to page 42" works in a class that mixes them."""
+    student, instructor = _toc_entries("student"), _toc_entries("instructor")
+    assert student and instructor
+    shared_s, shared_i = _shared_part(student), _shared_part(instructor)
+    assert len(shared_i) < len(instructor), "no instructor part at the end of the instructor edition"
+    assert not any("instructor" in t.lower() for _, t, _ in student), "instructor entries in the student edition"
+    diff = [(s, i) for s, i in zip(shared_s, shared_i) if s != i]
+    assert len(shared_s) == len(shared_i) and not diff, f"the editions differ: {diff[:5]}"
+
+
+def _figure_numbers(edition: str) -> dict[str, str]:
+    aux = latex_file(edition, ".aux").read_text(errors="replace")
+    return dict(re.findall(r"\\newlabel\{([^{}]*fig-[^{}]*)\}\{\{([^{}]*)\}", aux))
+
+
+def test_both_editions_share_figure_numbers():
+    student, instructor = _figure_numbers("student"), _figure_numbers("instructor")
+    assert student, "no labelled figure in the student edition"
+    differ = {k: (v, instructor.get(k)) for k, v in student.items() if instructor.get(k) != v}
+    assert not differ, f"figure numbers differ (student, instructor): {differ}"
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_bibliography_once_in_the_contents(edition):
+    titles = [t for _, t, _ in _toc_entries(edition)]
+    assert sum(t.endswith("Bibliography") for t in titles) == 1, titles
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_bibliography_labels_are_author_year(edition):
+    """The list uses the labels the text cites ("Vaswani et al., 2017"), not "[VSP+17]"."""
+    tex = latex_file(edition, ".tex").read_text(errors="replace")
+    labels = re.findall(r"\\bibitem\[([^\]]*)\]", tex)
+    assert labels, "no bibliography entries"
+    bad = [label for label in labels if not re.search(r"\b(1[89]|20)\d\d[a-z]?$", label)]
+    assert not bad, f"{edition}: labels without a year: {bad}"
+    assert "Vaswani et al., 2017" in labels
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_title_page_has_version_repository_and_licence(edition):
+    first = subprocess.run(["pdftotext", "-l", "1", str(pdf_path(edition)), "-"], check=True, capture_output=True, text=True).stdout
+    text = " ".join(first.split())
+    assert re.search(r"Version \d+\.\d+", text), text
+    assert "github.com/transformer-lessons/transformer-lessons" in text, text
+    assert "Licence: MIT" in text, text
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_no_nearly_empty_page_before_the_first_part(edition):
+    """The pages between the contents and part I carry text, not three lines."""
+    text = pdf_text(edition)
+    pages_text = text.split("\f")
+    start = next(i for i, p in enumerate(pages_text) if "About this printed edition" in p)
+    assert len(norm(pages_text[start])) > 1200, pages_text[start]
+
+
+def test_shape_comments_are_dark_in_print():
+    """Comments (the shape comments) print at most 35 % grey-light: luminance <= 0.35."""
+    sty = latex_file("student", "").parent / "sphinxhighlight.sty"
+    text = sty.read_text()
+    m = re.search(r"PYG@tok@c\}\{.*?\\textcolor\[rgb\]\{([\d.]+),([\d.]+),([\d.]+)\}", text)
+    assert m, "no comment style in sphinxhighlight.sty"
+    r, g, b = map(float, m.groups())
+    assert 0.2126 * r + 0.7152 * g + 0.0722 * b <= 0.35, (r, g, b)
+
+
+def _printed_code_lines(toc_files, edition):
+    return [line for _, line in _long_code_lines(toc_files, edition, width=84)]
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_code_wraps_only_lines_wider_than_the_page(edition, toc_files):
+    """A code line of up to 84 characters prints on one line: the continuation mark
+    (a hooked arrow) appears no more often than the lines too long for the page."""
+    marks = pdf_body_text(edition).count("\u21aa")
+    long_lines = _printed_code_lines(toc_files, edition)
+    assert marks <= 2 * len(long_lines), f"{edition}: {marks} wrapped code lines, {len(long_lines)} lines over 84 characters"
+
+
+def test_student_quiz_pages_leave_space_to_write(toc_files):
+    boxes = [b for b in hidden_boxes(toc_files) if b[1] == "quiz answer"]
+    text = pdf_body_text("student")
+    assert text.count("Your answer") >= len(boxes), f"{text.count('Your answer')} answer spaces for {len(boxes)} questions"
+
+
+STUDENT_WORDING = [
+    r"open the \W*answer\W* box",
+    r"solutions? (?:is|are) (?:hidden|folded)",
+    r"compare (?:it |your \w+ )?with the answers?",
+    r"in the folded solution",
+]
+
+
+def test_student_edition_does_not_promise_answers():
+    text = " ".join(pdf_body_text("student").split()).lower()
+    found = [m.group(0) for pattern in STUDENT_WORDING for m in re.finditer(pattern, text)]
+    assert not found, f"the student edition refers to answers it does not print: {found}"
+
+
+def test_render_pages_for_a_person_to_look_at():
+    """A few pages as PNG in _build/screenshots/pdf/ (one in greyscale): look at them."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    text = pdf_text("instructor").split("\f")
+    wanted = {"title": 1}
+    for name, needle in (("foundations", "Self-attention"), ("quiz", "Question 4"), ("pacing", "The full lesson (2.5 hours)"), ("answers", "Solution to Exercise 1")):
+        hits = [i + 1 for i, p in enumerate(text) if needle in p and i > 5]
+        hit = hits[-1] if name in ("pacing", "answers") and hits else (hits[0] if hits else None)
+        if hit:
+            wanted[name] = hit
+    for name, page in wanted.items():
+        for gray in (False, True):
+            out = SCREENSHOTS / f"instructor-{name}-p{page}{'-gray' if gray else ''}"
+            args = ["pdftoppm", "-png", "-r", "60", "-f", str(page), "-l", str(page), "-singlefile"]
+            subprocess.run(args + (["-gray"] if gray else []) + [str(pdf_path("instructor")), str(out)], check=True)
+            assert out.with_suffix(".png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_index_points_where_terms_are_taught(edition):
+    """The index has entries in the chapters, not only on the glossary's pages: each glossary
+    term is indexed at the sections whose titles name it (book/_ext/editions.py)."""
+    idx = latex_file(edition, ".idx").read_text(errors="replace")
+    pages = [int(p) for p in re.findall(r"\\indexentry\{.*\}\{(\d+)\}\s*$", idx, re.MULTILINE)]
+    glossary = next(int(p) for level, t, p in _toc_entries(edition) if level == "chapter" and t.endswith("Glossary"))
+    assert sum(p < glossary for p in pages) >= 10, f"{edition}: {sum(p < glossary for p in pages)} index entries before the glossary"

@@ -68,3 +68,24 @@ def test_pdf_tables_of_contents():
     assert files(instructor) == ["book/intro", "book/a", "book/quiz_a", "book/instructor_notes"]
     with pytest.raises(ValueError):
         module.pdf_toc(toc, "teacher")
+
+
+def test_pdf_tables_of_contents_put_instructor_pages_last():
+    """Both editions share every page before the instructor pages (tools/pdf_toc.py)."""
+    module = _load("pdf_toc")
+    toc = {
+        "format": "jb-book",
+        "root": "book/intro",
+        "parts": [
+            {"caption": "A", "chapters": [{"file": "book/a"}]},
+            {"caption": "Teaching", "chapters": [{"file": "book/instructor_notes"}, {"file": "book/instructor_run_sheet"}]},
+            {"caption": "Reference", "chapters": [{"file": "book/glossary"}]},
+        ],
+    }
+    student = module.pdf_toc(toc, "student")
+    instructor = module.pdf_toc(toc, "instructor")
+    files = lambda t: [c["file"] for p in t["parts"] for c in p["chapters"]]  # noqa: E731
+    assert files(student) == ["book/intro", "book/a", "book/glossary"]
+    assert files(instructor) == files(student) + ["book/instructor_notes", "book/instructor_run_sheet"]
+    assert instructor["parts"][-1]["caption"] == module.INSTRUCTOR_PART
+    assert [p["caption"] for p in student["parts"]] == ["A", "Reference"]

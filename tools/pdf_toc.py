@@ -8,9 +8,29 @@ Both editions start from ``_toc.yml`` with two changes for print:
   page (``book/intro``) becomes the first chapter of the first part. In a LaTeX build
   sphinx-jupyterbook-latex prints the root document as unnumbered front matter
   *without its title*, so the intro chapter would lose its heading.
-* The student edition drops every entry whose file name contains ``instructor`` (and a
-  part left with no chapters). Quiz answers and solutions are removed by
-  ``book/_ext/editions.py`` (``BOOK_EDITION=student``).
+* Every entry whose file name contains ``instructor`` (the instructor notes, the run
+  sheet, the assessment) leaves its part (and a part left with no chapters goes). The
+  instructor edition prints them in a last part, "For instructors", after everything
+  else; the student edition leaves them out.
+
+**Same page numbers in both editions (the decision).** A class works from both editions
+at once ("turn to page 42"), so everything the two editions share comes first and in the
+same place, and whatever only the instructor edition has comes after it, at the end:
+
+* the instructor pages: the last part (this script);
+* the quiz answers, exercise solutions and instructor-only notes, which on the web sit
+  in folded boxes next to their question: the last chapter, "Answers and solutions",
+  of the instructor edition. In their place both editions print a box of the same
+  height (a space to write the answer; the instructor edition's box also names the page
+  of the answer). ``book/_ext/editions.py`` does that, after Sphinx has numbered the
+  figures, tables and equations, so those numbers are the same in both editions too.
+
+The alternative, answers in place in the instructor edition and boxes of the same height
+in the student edition, was rejected: LaTeX cannot reserve the height of a box that breaks
+across pages without typesetting its content, and a multi-page solution would leave a
+student a page and a half of blank paper. ``tests/test_pdf.py`` checks that both editions
+have the same number of pages before the instructor part, and the same page for every
+chapter.
 
 Used by ``make pdf``.
 """
@@ -27,18 +47,27 @@ FRONT = "book/pdf_front"
 EDITIONS = ("student", "instructor")
 
 
+INSTRUCTOR_PART = "For instructors"
+
+
+def is_instructor(entry: dict) -> bool:
+    return "instructor" in Path(entry.get("file", "")).name
+
+
 def pdf_toc(toc: dict, edition: str) -> dict:
     if edition not in EDITIONS:
         raise ValueError(f"edition must be one of {EDITIONS}, got {edition!r}")
-    parts = []
+    parts, instructor = [], []
     for i, part in enumerate(toc.get("parts", [])):
         chapters = list(part.get("chapters", []))
         if i == 0:
             chapters.insert(0, {"file": toc["root"]})
-        if edition == "student":
-            chapters = [c for c in chapters if "instructor" not in c.get("file", "")]
+        instructor += [c for c in chapters if is_instructor(c)]
+        chapters = [c for c in chapters if not is_instructor(c)]
         if chapters:
             parts.append({**part, "chapters": chapters})
+    if edition == "instructor" and instructor:
+        parts.append({"caption": INSTRUCTOR_PART, "chapters": instructor})
     return {**toc, "root": FRONT, "parts": parts}
 
 
