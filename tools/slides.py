@@ -207,7 +207,8 @@ def _math_head(body: str, dest: str) -> str:
         for path in sorted(SITE.rglob("katex*.css")):
             head.append(f'<link rel="stylesheet" href="{posixpath.relpath(path.relative_to(SITE).as_posix(), posixpath.dirname(dest))}">')
             break
-    if "\\[" in body or "\\(" in body or "\\begin{" in body:
+    elif "\\[" in body or "\\(" in body or "\\begin{" in body:
+        # (with KaTeX the TeX source stays in each formula's MathML <annotation>: not raw TeX)
         mathjax = next(iter(sorted(SITE.glob("mathjax/tex-*.js"))), None)
         if mathjax is None:
             raise SlideError("the slides have TeX but the site has no MathJax (make book)")
