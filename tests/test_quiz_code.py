@@ -59,8 +59,11 @@ def run(snippet: str) -> tuple[str, dict]:
 
 def test_every_question_is_labelled_and_found():
     labels = re.findall(r"^\((quiz-[a-z0-9-]+)\)=$", PAGE.read_text(), flags=re.M)
-    assert len(labels) == len(set(labels)) == 18
-    assert len(QUESTIONS) == 18  # every question has a snippet
+    assert len(labels) == len(set(labels)) == 22
+    # every code question has a snippet; the four quiz-real-* questions are about the real
+    # model's page, and tests/test_pretrained.py checks the claims of their answers
+    code_questions = [label for label in labels if not label.startswith("quiz-real-")]
+    assert len(code_questions) == 18 and set(code_questions) <= set(QUESTIONS)
 
 
 READING = [label for label, (_, answer) in QUESTIONS.items() if "```text" in answer]

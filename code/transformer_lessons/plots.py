@@ -147,10 +147,24 @@ class ThemedImages:
             part = MimeData(content["mime"], content[theme], cell_metadata=data.cell_metadata,
                             output_metadata={}, cell_index=data.cell_index, output_index=data.output_index,
                             line=data.line)
+            size = _svg_size_px(content[theme]) if content["mime"] == "image/svg+xml" else None
             for node in renderer.render_image(part):
                 node["classes"] = list(node.get("classes", [])) + [f"only-{theme}"]
+                if size:  # Sphinx writes these as the <img>'s width and height: no layout shift on load
+                    node["width"], node["height"] = size
                 box.append(node)
         return [box]
+
+
+def _svg_size_px(svg: str) -> tuple[str, str] | None:
+    """The ``(width, height)`` of a matplotlib SVG in CSS pixels (it writes them in pt)."""
+    import re
+
+    head = svg[: svg.find(">", svg.find("<svg")) + 1]
+    found = [re.search(rf'\b{name}="([0-9.]+)pt"', head) for name in ("width", "height")]
+    if not all(found):
+        return None
+    return tuple(str(round(float(m.group(1)) * 4 / 3)) for m in found)
 
 
 def _register_notebook_display() -> None:
