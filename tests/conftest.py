@@ -88,3 +88,42 @@ def is_executable(docname: str) -> bool:
     Binder/Colab launch buttons opening book/<page>.ipynb."""
     text = source(docname).read_text()
     return text.startswith("---") and "jupytext:" in text.split("\n---", 1)[0]
+
+
+# --- the built site served on 127.0.0.1: shared by every browser test module ----------
+import socket
+import subprocess
+import sys
+import time
+from urllib.request import urlopen
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def site(html_dir):
+    """Base URL of _build/html served by http.server; stopped after the module."""
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(html_dir)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                urlopen(base + "/index.html", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("http.server did not start")
+        yield base
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

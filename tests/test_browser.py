@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -94,37 +93,6 @@ CHECKS = ["requests", "images", "math", "phone", "axe", "hidden", "launch", "pdf
 
 
 # --- set-up: chromium, axe-core, the served site ---------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def site(html_dir):
-    """Base URL of _build/html served by http.server; stopped after the module."""
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(html_dir)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                urlopen(base + "/index.html", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("http.server did not start")
-        yield base
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
 
 def _ensure_chromium() -> None:

@@ -15,13 +15,9 @@ from __future__ import annotations
 import gzip
 import json
 import re
-import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 from urllib.parse import urlparse
-from urllib.request import urlopen
 
 import numpy as np
 import pytest
@@ -151,34 +147,6 @@ def test_script_uses_no_network_and_no_framework():
 
 
 # --- in the browser -----------------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def site(html_dir):
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(html_dir)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                urlopen(base + "/index.html", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("http.server did not start")
-        yield base
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")

@@ -114,37 +114,6 @@ LAUNCH_ARGS = [
 
 
 @pytest.fixture(scope="module")
-def site(html_dir):
-    """Base URL of _build/html served by http.server on 127.0.0.1; stopped after the module."""
-    import socket
-    import time
-    from urllib.request import urlopen
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(html_dir)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                urlopen(base + "/index.html", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("http.server did not start")
-        yield base
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-
-
-@pytest.fixture(scope="module")
 def visit(deck, site):
     from pathlib import Path
 
