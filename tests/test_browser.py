@@ -48,8 +48,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
-import time
 from pathlib import Path
 from urllib.parse import urljoin, urlparse
 from urllib.request import urlopen

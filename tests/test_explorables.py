@@ -15,7 +15,6 @@ from __future__ import annotations
 import gzip
 import json
 import re
-import sys
 from pathlib import Path
 from urllib.parse import urlparse
 
