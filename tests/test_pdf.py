@@ -110,7 +110,7 @@ def snippet(el) -> str:
 
 
 def hidden_boxes(toc_files):
-    """(page, kind, normalised text) of every quiz answer and solution on the site."""
+    """(page, kind, normalised text) of every quiz answer, solution and hidden check message on the site."""
     boxes = []
     for doc in toc_files:
         html = html_page(doc)
@@ -119,6 +119,9 @@ def hidden_boxes(toc_files):
         art = BeautifulSoup(html.read_text(), "html.parser").select_one("article")
         for el in art.select(".quiz-answer"):
             boxes.append((doc, "quiz answer", snippet(el)))
+        for el in art.select(".tag_hide-output .cell_output"):  # the bug hunt's check messages
+            message = el.get_text(" ").split("CheckFailed:")[-1]
+            boxes.append((doc, "check message", norm(message)[:60]))
         for el in art.select("div.solution"):
             title = el.select_one(".admonition-title").get_text(" ", strip=True)
             boxes.append((doc, "solution title", norm_case(title)))
