@@ -214,7 +214,7 @@ def test_bug_hunt_messages_are_shown_only_when_asked(html_dir):
 
     calls = [check.__name__ for check in bughunt.CHECKS.values()]
     folded = []
-    for cell in article("exercises").select("div.cell.tag_raises-exception"):
+    for cell in article("book/exercises").select("div.cell.tag_raises-exception"):
         code = cell.select_one(".cell_input").get_text()
         if not any(f"{name}(" in code for name in calls):
             continue
