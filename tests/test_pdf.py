@@ -110,7 +110,7 @@ def snippet(el) -> str:
 
 
 def hidden_boxes(toc_files):
-    """(page, kind, normalised text) of every quiz answer, solution and hidden check message on the site."""
+    """(page, kind, normalised text) of every quiz answer and solution on the site."""
     boxes = []
     for doc in toc_files:
         html = html_page(doc)
@@ -119,9 +119,6 @@ def hidden_boxes(toc_files):
         art = BeautifulSoup(html.read_text(), "html.parser").select_one("article")
         for el in art.select(".quiz-answer"):
             boxes.append((doc, "quiz answer", snippet(el)))
-        for el in art.select(".tag_hide-output .cell_output"):  # the bug hunt's check messages
-            message = el.get_text(" ").split("CheckFailed:")[-1]
-            boxes.append((doc, "check message", norm(message)[:60]))
         for el in art.select("div.solution"):
             title = el.select_one(".admonition-title").get_text(" ", strip=True)
             boxes.append((doc, "solution title", norm_case(title)))
@@ -184,6 +181,20 @@ def test_answers_and_solutions_only_in_the_instructor_edition(toc_files):
     missing = [b for b in boxes if b[2] and b[2] not in text["instructor", b[1] == "solution title"]]
     assert not leaked, f"the student PDF contains: {leaked}"
     assert not missing, f"the instructor PDF lacks: {missing}"
+
+
+def test_bug_hunt_messages_are_printed_in_neither_edition():
+    """A cell output tagged hide-output (the bug hunt's check messages, which name the fix)
+    is left out of LaTeX by sphinx-jupyterbook-latex: neither PDF prints it, so both keep
+    the same pages, and the page says so in print."""
+    art = BeautifulSoup(html_page("book/exercises").read_text(), "html.parser").select_one("article")
+    outputs = art.select(".tag_hide-output .cell_output")
+    messages = [norm(el.get_text(" ").split("CheckFailed:")[-1])[:60] for el in outputs]
+    assert len(messages) >= 6 and all(messages)
+    for edition in EDITIONS:
+        text = norm(pdf_body_text(edition))
+        assert not [m for m in messages if m in text], f"the {edition} PDF prints a bug-hunt check's message"
+        assert norm("names the fix, so it is not printed here") in text
 
 
 def _figures(toc_files, edition) -> int:

@@ -10,13 +10,11 @@ are read, so Sphinx numbers chapters, figures, tables and equations identically 
 editions. Only when the LaTeX builder has assembled the whole book into one tree
 (``PrintEditions`` below) does the edition matter:
 
-* every quiz answer (class ``quiz-answer``), every sphinx-exercise solution, every
-  output of a cell tagged ``hide-output`` (shown on the web only when the reader asks:
-  the bug hunt's check messages, which name the fix), and every
+* every quiz answer (class ``quiz-answer``), every sphinx-exercise solution, and every
   element with the class ``instructor-only`` (or a cell tagged ``instructor-only``) is
   replaced by a box of a fixed height that depends only on the *question*, not on the
   edition: a ruled space to write the answer in (taller for an open question than for a
-  multiple-choice one), one line for a solution, a hidden output or an instructor note;
+  multiple-choice one), one line for a solution or an instructor note;
 * the student edition's box says "Your answer"; the instructor edition's box names the
   page of the appendix where the answer now is (chapter "Answers and solutions", the
   last chapter of the instructor edition, after the instructor pages);
@@ -230,18 +228,8 @@ def _register_bibliography_style() -> None:
 # --- the assembled LaTeX tree ----------------------------------------------------------------
 
 
-def _is_hidden_output(node) -> bool:
-    """The output of a cell tagged ``hide-output``: on the web, shown only when asked for."""
-    parent = node.parent
-    return (
-        node.get("nb_element") == "cell_code_output"
-        and parent is not None
-        and "tag_hide-output" in parent.get("classes", [])
-    )
-
-
 def _is_hidden(node) -> bool:
-    return isinstance(node, solution_node) or bool(HIDDEN & set(node.get("classes", []))) or _is_hidden_output(node)
+    return isinstance(node, solution_node) or bool(HIDDEN & set(node.get("classes", [])))
 
 
 def _outermost_hidden(tree) -> list[nodes.Element]:
@@ -289,8 +277,6 @@ def _kind(node) -> str:
         return "solution"
     if "quiz-answer" in node.get("classes", []):
         return "answer"
-    if _is_hidden_output(node):
-        return "output"
     return "note"
 
 
@@ -327,13 +313,6 @@ def _box_tex(kind: str, choice: bool, student: bool, ref: str, title: str) -> "_
             r"Your solution: in the notebook, checked by the self-check cell"
             if student
             else rf"{text}: page \pageref{{{ref}}}"
-        )
-        tex = rf"\tlanswerbox{{{BOX_LINE}}}{{{label}}}"
-    elif kind == "output":
-        label = (
-            r"The check's message: run this cell in the notebook"
-            if student
-            else rf"The check's message: page \pageref{{{ref}}}"
         )
         tex = rf"\tlanswerbox{{{BOX_LINE}}}{{{label}}}"
     else:  # an instructor note: nothing visible in the student edition, same height
