@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import bughunt, checks
+from . import checks
+from .checks import bughunt
 
 TIME_LIMIT = 60  # seconds per check: an endless loop in a submission costs one item, not the run
 
