@@ -190,7 +190,7 @@ MEASURE = """() => {
     Reveal.slide(i);
     const box = slide.getBoundingClientRect();
     const sizes = {};
-    for (const [kind, sel] of [["small", "pre.tl-code, pre.tl-output, figcaption, .tl-source"],
+    for (const [kind, sel] of [["small", "pre.tl-code, pre.tl-output, figcaption, .tl-source, .tl-segment, .tl-live"],
                                ["body", "ul li, .tl-quiz p, .tl-quiz li, .tl-break"]]) {
       for (const el of slide.querySelectorAll(sel)) {
         if (!el.innerText.trim()) continue;

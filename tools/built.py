@@ -191,4 +191,9 @@ def plain(el: Tag) -> str:
         tex = _math_tex(node)
         if tex is not None:
             node.replace_with(NavigableString(tex_to_text(tex)))
-    return _clean(el.get_text(" ", strip=True)).replace(" ,", ",").replace(" .", ".").replace("( ", "(").replace(" )", ")")
+    text = _clean(el.get_text(" ", strip=True))
+    # TeX that a link text carries raw (a reference to a heading with a formula)
+    text = re.sub(r"\\[A-Za-z]+(?:\{[^{}]*\})*", lambda m: tex_to_text(m.group(0)), text)
+    for a, b in ((" ,", ","), (" .", "."), (" :", ":"), (" ;", ";"), ("( ", "("), (" )", ")"), (" ’", "’")):
+        text = text.replace(a, b)
+    return text

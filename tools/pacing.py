@@ -12,8 +12,8 @@ it (``make book`` first), at these rates, decided here:
 
 * prose: 200 words a minute (the text of the page without its code, outputs, formulas'
   hidden MathML, solutions and answer boxes: those are read after trying);
-* code a reader sees: 6 lines a minute (read, run, look at what it does: about 10 s a line);
-* text output: 20 lines a minute; each figure or image: half a minute;
+* code a reader sees: 10 lines a minute (read it, run it, look at what it does: 6 s a line);
+* text output: 40 lines a minute (a glance at arrays and tables); each figure: half a minute;
 * a formula shown on its own line: a quarter of a minute.
 
 A page whose work is exercises (``book/exercises.md``) is timed by its exercises instead:
@@ -146,8 +146,8 @@ def page_is_optional(page: str) -> bool:
 # --- how long a page takes, measured on the built page ---------------------------------------
 
 PROSE_WPM = 200
-CODE_LPM = 6
-OUTPUT_LPM = 20
+CODE_LPM = 10
+OUTPUT_LPM = 40
 FIGURE_MINUTES = 0.5
 DISPLAY_MATH_MINUTES = 0.25
 EXERCISE_MINUTES = re.compile(r"\((\d+) minutes\)\s*$")
@@ -230,8 +230,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{page:<16} budget {page_budget(page)}  reads in {r.minutes:5.1f} min  ({r})")
         return 0
     for s in full_plan():
-        budgets = [f"{p}: {page_budget(p)}" for p in s.pages]
-        print(f"{s.clock:>10} {s.minutes:>4}  {s.mode:<9} {s.title}  {', '.join(budgets)}")
+        times = [f"{p}: {page_budget(p)}" for p in s.pages]
+        print(f"{s.clock:>10} {s.minutes:>4}  {s.mode:<9} {s.title}  {', '.join(times)}")
     print("total", sum(s.minutes for s in full_plan()))
     return 0
 

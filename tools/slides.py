@@ -15,7 +15,7 @@ text as the built run sheet shows it, as plain text (references resolved to thei
 formulas written out). The pacing plan's breaks (``tools/pacing.py``) become break slides.
 
 Every slide has a title. Text sizes are for a lecture room: at 1280 x 720, body text
-36 px, code, output and captions 28 px (``tests/test_slides.py`` measures them in Chromium,
+36 px, captions 28 px, code and output 26 px (``tests/test_slides.py`` measures them in Chromium,
 scaled as displayed, and asserts at least 24 px).
 
 The PDF is printed by Chromium through Playwright (``tools/printing.py``) once the deck
@@ -151,7 +151,7 @@ def cell_slide(page: str, contains: str, live: bool, title: str | None = None) -
         raise SlideError(f"no code cell containing {contains!r} on {page}")
     heading = built.heading_of(cell)
     cell = _relink(BeautifulSoup(str(cell), "html.parser").find("div"), page)
-    code = html.escape(cell.select_one(".cell_input pre").get_text().rstrip("\n"))
+    code = html.escape(fit_code(cell.select_one(".cell_input pre").get_text().rstrip("\n")))
     outputs = []
     for out in cell.select(".cell_output"):
         img = out.find("img")
@@ -164,6 +164,24 @@ def cell_slide(page: str, contains: str, live: bool, title: str | None = None) -
     badge = '<span class="tl-live">run it live</span>' if live else ""
     body = f'<div class="tl-cell"><pre class="tl-code"><code>{code}</code></pre>{"".join(outputs)}</div>{badge}<p class="tl-source">{html.escape(built.page_title(page))}</p>'
     return title or (_title_html(heading) if heading is not None else built.page_title(page)), body
+
+
+CODE_COLUMNS = 74  # characters of code that fit one line of a slide at the code's size
+
+
+def fit_code(code: str, width: int = CODE_COLUMNS) -> str:
+    """Code as a slide shows it: a line too long for the slide has its trailing comment
+    moved onto its own line just above it, at the same indentation (the code is unchanged;
+    what is still too long wraps)."""
+    out = []
+    for line in code.splitlines():
+        m = re.match(r"^(\s*)(.*?\S)\s{2,}(#.*)$", line)
+        if len(line) > width and m and line.count('"') % 2 == 0 and "'" not in m.group(2)[-1:]:
+            out.append(m.group(1) + m.group(3))
+            out.append(m.group(1) + m.group(2))
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 def table_slide(page: str, section: str, title: str | None = None) -> tuple[str, str]:
@@ -278,19 +296,22 @@ STYLE = """
 .reveal ul, .reveal ol { font-size: 36px; display: block; margin-left: 1.2em; }
 .reveal li { margin: 0.25em 0; }
 .reveal .tl-figure { margin: 0; text-align: center; }
-.reveal .tl-figure img { max-height: 470px; max-width: 100%; margin: 0 auto; display: block; }
+.reveal .tl-figure img { max-height: 500px; max-width: 100%; margin: 0 auto; display: block; }
 .reveal figcaption { font-size: 28px; line-height: 1.3; color: #222; margin: 10px 0 0; text-align: left; }
-.reveal .tl-source { font-size: 24px; color: #444; margin: 8px 0 0; }
+.reveal .tl-source { font-size: 26px; color: #444; margin: 8px 0 0; }
 .reveal .tl-equation { font-size: 44px; margin: 60px 0 30px; text-align: center; }
-.reveal .tl-cell { display: flex; gap: 20px; align-items: flex-start; }
-.reveal pre.tl-code, .reveal pre.tl-output { font-size: 28px; line-height: 1.25; box-shadow: none; margin: 0;
-  background: #f3f3f3; color: #111; text-align: left; padding: 12px; width: auto; flex: 1 1 auto; }
-.reveal pre.tl-code code { max-height: none; padding: 0; overflow: visible; white-space: pre; font-size: inherit; }
-.reveal pre.tl-output { background: #fff; border-left: 4px solid #888; flex: 0 1 auto; white-space: pre; }
+.reveal .tl-equation .eqno { float: right; }
+.reveal .tl-cell { display: flex; flex-direction: column; gap: 10px; align-items: stretch; }
+.reveal pre.tl-code, .reveal pre.tl-output { font-size: 26px; line-height: 1.2; box-shadow: none; margin: 0;
+  background: #f3f3f3; color: #111; text-align: left; padding: 8px 12px; width: auto; box-sizing: border-box;
+  font-family: "DejaVu Sans Mono", monospace; white-space: pre-wrap; overflow-wrap: anywhere; }
+.reveal pre.tl-code code { max-height: none; padding: 0; overflow: visible; white-space: inherit; font-size: inherit;
+  font-family: inherit; line-height: inherit; }
+.reveal pre.tl-output { background: #fff; border-left: 4px solid #888; }
 .reveal .tl-cell-img { max-height: 520px; max-width: 45%; margin: 0; }
-.reveal .tl-live { position: absolute; top: 6px; right: 0; font-size: 24px; font-weight: bold; color: #8a1c00;
+.reveal .tl-live { position: absolute; top: 6px; right: 0; font-size: 26px; font-weight: bold; color: #8a1c00;
   border: 2px solid #8a1c00; padding: 2px 10px; border-radius: 6px; }
-.reveal .tl-segment { position: absolute; bottom: 4px; left: 0; font-size: 24px; color: #444; margin: 0; }
+.reveal .tl-segment { position: absolute; bottom: 4px; left: 0; font-size: 26px; color: #444; margin: 0; }
 .reveal .tl-table table { font-size: 26px; border-collapse: collapse; }
 .reveal .tl-table th, .reveal .tl-table td { border-bottom: 1px solid #bbb; padding: 4px 10px; }
 .reveal .tl-quiz { font-size: 34px; line-height: 1.3; }
