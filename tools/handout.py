@@ -141,7 +141,7 @@ def masks() -> str:
     section, table = _table("cheat_sheet", "masks")
     _unlink(table)
     after = []
-    for p in section.find_all("p"):
+    for p in section.find_all("p", recursive=False):
         p = BeautifulSoup(str(p), "html.parser").p
         _unlink(p)
         after.append(str(p))

@@ -15,7 +15,7 @@ text as the built run sheet shows it, as plain text (references resolved to thei
 formulas written out). The pacing plan's breaks (``tools/pacing.py``) become break slides.
 
 Every slide has a title. Text sizes are for a lecture room: at 1280 x 720, body text
-36 px, captions 28 px, code and output 26 px (``tests/test_slides.py`` measures them in Chromium,
+40 px, captions 28 px, code and output 26 px (``tests/test_slides.py`` measures them in Chromium,
 scaled as displayed, and asserts at least 24 px).
 
 The PDF is printed by Chromium through Playwright (``tools/printing.py``) once the deck
@@ -231,9 +231,26 @@ def text_slide(spec: dict) -> tuple[str, str]:
     return html.escape(resolve(spec["title"])), (f"<ul>{points}</ul>" if points else "")
 
 
+def book_slide(spec: dict) -> tuple[str, str]:
+    """The title slide: the book's title, its address and a QR code to it (as on the
+    handout), and the repository, all from _config.yml."""
+    import handout
+    import segno
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    url = handout.address()
+    qr = segno.make(url, error="m").svg_inline(scale=8, border=0)
+    points = "".join(f"<li>{html.escape(resolve(p))}</li>" for p in spec.get("points", []))
+    body = (f'<div class="tl-book"><div><ul>{points}</ul><p class="tl-address">{html.escape(url)}</p>'
+            f'<p class="tl-source">source (MIT licence): {html.escape(config["repository"]["url"])}</p></div>{qr}</div>')
+    return html.escape(spec.get("title") or config["title"]), body
+
+
 def _slide(slide: dict) -> tuple[str, str, str]:
     """(title html, body html, extra notes) of one manifest entry."""
     (kind, spec), = slide.items()
+    if kind == "book":
+        return (*book_slide(spec), "")
     if kind == "text":
         return (*text_slide(spec), "")
     if kind == "figure":
@@ -293,7 +310,10 @@ STYLE = """
 .reveal { --r-main-font-size: 36px; }
 .reveal .slides section { height: 720px; box-sizing: border-box; padding: 0 0 44px; text-align: left; }
 .reveal h2 { font-size: 46px; text-transform: none; margin: 0 0 16px; line-height: 1.15; }
-.reveal ul, .reveal ol { font-size: 36px; display: block; margin-left: 1.2em; }
+.reveal .tl-book { display: flex; gap: 40px; align-items: flex-start; justify-content: space-between; }
+.reveal .tl-book svg { flex: none; width: 300px; height: 300px; }
+.reveal .tl-address { font-size: 34px; font-weight: bold; margin: 30px 0 10px; }
+.reveal ul, .reveal ol { font-size: 40px; display: block; margin-left: 1.2em; }
 .reveal li { margin: 0.25em 0; }
 .reveal .tl-figure { margin: 0; text-align: center; }
 .reveal .tl-figure img { max-height: 500px; max-width: 100%; margin: 0 auto; display: block; }
