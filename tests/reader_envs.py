@@ -220,12 +220,18 @@ class ReaderEnv:
         """Run ``nb`` top to bottom in a fresh kernel of this environment (in place)."""
         from nbclient import NotebookClient
 
+        km = self.kernel_manager()
         client = NotebookClient(
-            nb, km=self.kernel_manager(), timeout=timeout,
+            nb, km=km, timeout=timeout,
             resources={"metadata": {"path": str(cwd)}},
             allow_errors=False,  # a cell tagged raises-exception may still raise (nbclient honours the tag)
         )
-        client.execute(env=self.environ())
+        try:
+            client.execute(env=self.environ())
+        finally:  # nbclient shuts down only kernels of a manager it made itself
+            if km.has_kernel:
+                km.shutdown_kernel(now=True)
+            km.cleanup_resources()
         return nb
 
 
