@@ -140,10 +140,12 @@ def scrubbed_environ(venv: Path | None = None) -> dict[str, str]:
 
 def snapshot(dest: Path) -> Path:
     """Copy the files a commit of this checkout would hold into ``dest`` (replaced)."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT, capture_output=True, check=True,
-    ).stdout.decode().split("\0")
+    result = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT, capture_output=True,
+    )
+    if result.returncode:
+        raise RuntimeError(f"the readers' environments copy this checkout's files with `git ls-files`: {result.stderr.decode()}")
+    listed = result.stdout.decode().split("\0")
     if dest.exists():
         shutil.rmtree(dest)
     for rel in filter(None, listed):
