@@ -31,6 +31,7 @@ Binder environments (``tests/reader_envs.py``).
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -92,10 +93,26 @@ def _comparable(nb: nbformat.NotebookNode) -> list[tuple]:
     return [(c.cell_type, c.source.strip(), tuple(c.get("metadata", {}).get("tags", []))) for c in nb.cells]
 
 
+def substitutions() -> dict[str, str]:
+    """``myst_substitutions`` of ``_config.yml`` (the pages' times): Jupyter renders no MyST."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    return {k: str(v) for k, v in config.get("parse", {}).get("myst_substitutions", {}).items()}
+
+
+def substitute(text: str, values: dict[str, str]) -> str:
+    """``text`` with every ``{{ name }}`` of ``values`` written out, as the site shows it."""
+    return re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: values.get(m.group(1), m.group(0)), text)
+
+
 def notebook_for(md: Path) -> nbformat.NotebookNode:
-    """The notebook a reader opens for page ``md``: no hidden checks, plus the install cell."""
+    """The notebook a reader opens for page ``md``: no hidden checks, substitutions written
+    out in the text cells, plus the install cell."""
     nb = jupytext.read(md)
     nb.cells = [c for c in nb.cells if not (c.cell_type == "code" and INSTALL_TAG in c.get("metadata", {}).get("tags", []))]
+    values = substitutions()
+    for c in nb.cells:
+        if c.cell_type == "markdown":
+            c.source = substitute(c.source, values)
     return with_install_cell(nb, md.stem)
 
 
