@@ -316,13 +316,12 @@ def _plain(text: str) -> str:
 
 
 def mistake_of(verdict: str) -> str | None:
-    """The class-summary category of a failed item's verdict (None for a pass)."""
-    if verdict == "pass":
+    """The class-summary category of a verdict: None for a pass and for an item not attempted
+    (missing or not written yet: nothing to re-teach from it), else the mistake."""
+    if verdict == "pass" or verdict.startswith(("missing:", "not written yet")) or "is not written yet" in verdict:
         return None
     if verdict.startswith(("crashed:", "stopped:")):
         return verdict.split(":", 1)[0] + " (error, time limit or killed)"
-    if verdict.startswith("missing:") or verdict.startswith("not written yet"):
-        return "not attempted"
     if "values differ from the reference" in verdict:
         return "wrong values, no named mistake"
     return verdict

@@ -213,7 +213,8 @@ def rebuild_exception(info) -> Exception:
         raise BadReply("the submission's process sent a malformed error")
     name = info.get("type") if isinstance(info.get("type"), str) else "Exception"
     name = name if name.isidentifier() else "Exception"
-    msg = clean_text(info.get("msg", ""), 1000)
+    msg = info.get("msg") if isinstance(info.get("msg"), str) else ""
+    msg = clean_text(msg.splitlines()[0] if msg.strip() else "", 500)  # the first line: a reason, not a report
     if info.get("not_implemented") is True:
         return NotImplementedError(msg)
     if name in _BUILTIN_ERRORS:
