@@ -172,7 +172,9 @@ def _book_violation(item: Item, refs: set[str]) -> str | None:
     """The first ``transformer_lessons`` object the graded code uses that the item does not allow."""
     for ref in sorted(refs):
         parts = ref.split(".")
-        if len(parts) < 2 or parts[-1] in item.allowed:
+        if len(parts) < 2 or parts[0] != submission.PACKAGE or parts[-1] in item.allowed:
+            continue  # only the book's own modules are ever imported here (a child names any string)
+        if not all(p.isidentifier() for p in parts):
             continue
         obj = None
         for cut in range(len(parts), 0, -1):  # the longest importable prefix, then attributes
