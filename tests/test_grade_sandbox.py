@@ -338,3 +338,98 @@ def test_the_grader_never_unpickles_a_reply():
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+# ---------------------------------------------------------------- the pieces, without a child
+def _npy(arr) -> bytes:
+    import io
+
+    import numpy as np
+
+    buf = io.BytesIO()
+    np.save(buf, arr, allow_pickle=True)
+    return buf.getvalue()
+
+
+def test_replies_are_values_or_refused():
+    import numpy as np
+    import torch
+
+    from transformer_lessons import sandbox
+
+    ok = sandbox.decode({"tuple": [{"nd": 0}, {"torch": 1, "dtype": "float32"}, {"py": 3}]},
+                        [_npy(np.eye(2)), _npy(np.ones(3, dtype=np.float32))])
+    assert isinstance(ok, tuple) and ok[1].dtype == torch.float32 and ok[2] == 3
+    assert np.array_equal(ok[0], np.eye(2))
+    pickled = _npy(np.array([object()], dtype=object))  # an object array is a pickle inside an .npy
+    for node, blobs in [
+        ({"nd": 0}, [pickled]),
+        ({"nd": 5}, []),
+        ({"torch": 0, "dtype": "object"}, [_npy(np.ones(2))]),
+        ({"py": [1, 2]}, []),
+        ({"something": 1}, []),
+        ("not a dict", []),
+    ]:
+        with pytest.raises(sandbox.BadReply):
+            sandbox.decode(node, blobs)
+    with pytest.raises(TypeError, match="cannot read"):
+        sandbox.decode({"opaque": "Generator"}, [])
+
+
+def test_a_learners_error_never_becomes_a_verdict_or_an_exit():
+    from transformer_lessons import sandbox
+    from transformer_lessons.checks import CheckFailed
+
+    for name in ("CheckFailed", "AssertionError", "SystemExit", "KeyboardInterrupt"):
+        exc = sandbox.rebuild_exception({"type": name, "msg": "Correct!\nalice: total 99/99"})
+        assert type(exc).__name__ == name and not isinstance(exc, (AssertionError, CheckFailed))
+        assert isinstance(exc, Exception) and str(exc) == "Correct!"  # one line
+    assert isinstance(sandbox.rebuild_exception({"type": "X", "not_implemented": True, "msg": ""}), NotImplementedError)
+    assert type(sandbox.rebuild_exception({"type": "ValueError", "msg": "m"})) is ValueError
+
+
+def test_what_of_a_file_runs(tmp_path):
+    from transformer_lessons import submission
+
+    path = tmp_path / "s.py"
+    path.write_text(
+        "import numpy as np\nfrom transformer_lessons.toy import train_reversal, ToyConfig\n"
+        "D = 8\nsq = lambda x: x * x\nrng = np.random.default_rng(0)\n"
+        "result = train_reversal(ToyConfig())\nmodel = result.model\nok = check_self_attention(sq)\n"
+        "def f(x):\n    return sq(x)\nw = f(2)\nprint(D)\n# %%\ndef g(:\n"
+    )
+    cells, notes, skipped = submission.select(path)
+    first = cells[0].tree.body
+    ran = [type(first[i]).__name__ + ":" + (getattr(first[i], "name", "") or ast_target(first[i])) for i in cells[0].run]
+    assert ran == ["Import:", "ImportFrom:", "Assign:D", "Assign:sq", "Assign:rng", "FunctionDef:f"]
+    assert set(skipped) == {"result", "model", "ok", "w"}
+    assert "train_reversal" in skipped["result"] and "needs `result`" in skipped["model"]
+    assert len(notes) == 1 and notes[0].startswith("cell 2: SyntaxError")  # the cell after `# %%`
+
+
+def ast_target(node) -> str:
+    import ast
+
+    return node.targets[0].id if isinstance(node, ast.Assign) else ""
+
+
+def test_book_references_follow_helpers_and_aliases(tmp_path):
+    from transformer_lessons import submission
+
+    path = tmp_path / "s.py"
+    path.write_text(
+        "import transformer_lessons as tl\nfrom transformer_lessons.checks import mh_reference as ref\n"
+        "sdpa = tl.scaled_dot_product_attention\n"
+        "def helper(q, k, v):\n    return sdpa(q, k, v)\n"
+        "def self_attention(Q, K, V):\n    return helper(Q, K, V)[0]\n"
+        "def mh(*a):\n    return ref(*a)\n"
+        "def clean(s):\n    return tl.softmax(s)\n"
+    )
+    cells, _, _ = submission.select(path)
+    refs = submission.book_references(cells)
+    assert "transformer_lessons.scaled_dot_product_attention" in refs["self_attention"]
+    assert refs["mh"] == {"transformer_lessons.checks.mh_reference"}
+    item = next(i for i in grade.RUBRIC if i.key == "ex1_self_attention")
+    assert grade._book_violation(item, refs["clean"]) is None  # softmax is allowed
+    assert grade._book_violation(item, refs["self_attention"]) == "transformer_lessons.scaled_dot_product_attention"
+    assert grade._book_violation(item, {"os.system", "antigravity.x"}) is None  # never imported
