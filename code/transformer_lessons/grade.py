@@ -370,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--feedback", type=Path, help="write one feedback file per student to this folder")
     parser.add_argument("--time-limit", type=float, default=None, help=f"seconds per item (default {TIME_LIMIT})")
     parser.add_argument("--memory-limit", type=int, default=None,
-                        help=f"bytes of address space per submission (default {MEMORY_LIMIT}, 2 GiB)")
+                        help=f"bytes of address space per process of a submission (default {MEMORY_LIMIT}, 2 GiB)")
     parser.add_argument("--gradescope", type=Path, metavar="DIR", help="write a Gradescope autograder bundle and stop")
     args = parser.parse_args(argv)
     if args.gradescope:
