@@ -106,16 +106,9 @@ def serve(root: Path, port: int | None = None):
         server.server_close()
 
 
-CHROMIUM = "/usr/bin/chromium"
-LAUNCH_ARGS = [  # as tests/test_browser.py: no background traffic
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+# The project's one Chromium launch (tools/chromium.py): executable and flags.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+import chromium  # noqa: E402
 
 
 def _kind(ctype: str, url: str) -> str:
@@ -145,7 +138,7 @@ def page_weights(base: str, pages: list[str], top: int = 5) -> dict:
 
     result: dict = {"pages": {}}
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        browser = chromium.launch(p)
         try:
             for page_path in pages:
                 context = browser.new_context(viewport={"width": 1350, "height": 940})

@@ -205,3 +205,23 @@ def test_no_raw_math_delimiters_left(html_dir, toc_files):
         if "$$" in art.get_text():
             stray.append(doc)
     assert not stray, f"unparsed $$ math on: {stray}"
+
+
+def test_bug_hunt_messages_are_shown_only_when_asked(html_dir):
+    """The message a bug-hunt check gives the buggy starter names the fix: on the web it sits
+    in a closed toggle under its cell (tag hide-output); the PDFs box it (test_pdf.py)."""
+    from transformer_lessons.checks import bughunt
+
+    calls = [check.__name__ for check in bughunt.CHECKS.values()]
+    folded = []
+    for cell in article("book/exercises").select("div.cell.tag_raises-exception"):
+        code = cell.select_one(".cell_input").get_text()
+        if not any(f"{name}(" in code for name in calls):
+            continue
+        details = cell.select_one("details")
+        assert "tag_hide-output" in cell.get("class", []), f"a bug-hunt check shows its message: {code.strip()}"
+        assert details is not None and not details.has_attr("open"), f"not folded: {code.strip()}"
+        assert details.select_one(".cell_output .traceback"), f"the folded output is not the message: {code.strip()}"
+        assert "Show the check's message" in details.select_one("summary").get_text()
+        folded.append(code)
+    assert len(folded) == len(calls), f"{len(folded)} folded bug-hunt checks for {len(calls)} bugs"

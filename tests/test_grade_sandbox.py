@@ -32,7 +32,7 @@ ATTACKS = {
     "tamper_default": '''
 import numpy as np
 import transformer_lessons.checks as C
-import transformer_lessons.bughunt as B
+import transformer_lessons.checks.bughunt as B
 
 def _patch():
     noop = (lambda *a, **k: None).__code__

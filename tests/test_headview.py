@@ -64,10 +64,11 @@ def test_hover_tap_and_pickers_change_the_view(tab):
     it.click()  # a tap/click keeps it selected
     assert it.get_attribute("aria-pressed") == "true"
     before = _readout(tab)
-    page.select_option("#headview0-layer", value="1")
-    page.select_option("#headview0-head", value="3")  # values count from 1, like the labels
+    page.select_option("#headview0-layer", value="0")
+    page.select_option("#headview0-head", value="2")  # values count from 0, like the labels
     after = _readout(tab)
-    assert after != before and "layer 1, head 3" in after
+    assert after != before and "layer 0, head 2" in after
+    assert page.locator("#headview0-layer option").first.inner_text() == "0"  # the book's convention
     page.select_option("#headview0-head", value="all")
     assert "all heads (mean)" in _readout(tab)
     page.select_option("#headview0-sentence", value="2")  # the subject-verb sentence
@@ -80,7 +81,7 @@ def test_keyboard(tab):
     page.select_option("#headview0-sentence", value="0")
     first = page.locator("button.headview-token").first
     first.focus()
-    assert '"[CLS]"' in _readout(tab)
+    assert '"[CLS]" (token 0)' in _readout(tab)  # tokens count from 0, as in the code
     page.keyboard.press("ArrowDown")
     assert '"the"' in _readout(tab)
     page.keyboard.press("Enter")

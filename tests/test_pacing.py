@@ -1,10 +1,15 @@
 """The pacing plans of the instructor notes, the pages' time budgets and the run sheet
-agree (tools/pacing.py reads all three from the book's sources).
+agree (tools/pacing.py reads all three from the book's sources), and each page's time
+fits its length (measured on the built page: 200 words a minute, code and output slower).
 
 * The full lesson is 150 minutes with a buffer, a break before every hour is up, a clock
-  that runs without gaps, and every segment marked in class, lab, reference, break or buffer.
-* A segment taught in class or in the lab gets a time inside its page's ``Time:`` budget;
-  every page with a budget has a place in the full plan (taught or reference).
+  that runs without gaps, and every segment marked in class, lab, break or buffer; the
+  rows after it are self-study, each with its own time.
+* A page's class and lab minutes never exceed its budget; with its self-study minutes they
+  fall inside it; a segment shorter than its page says in the run sheet what to assign.
+  Every page with a budget has a place in the full plan.
+* Each page's announced time is a substitution (``{{ time_<page> }}``), never typed, and
+  the time it takes to read and run the built page lies inside it.
 * The short lesson adds up to 60 and 90 minutes, each row within its page's budget.
 * The run sheet has one section per segment of the full plan, with the same clock and
   minutes, and each section says what to show, what to skip, what to ask, what answer to
@@ -37,7 +42,7 @@ def plan():
 
 
 def test_full_lesson_adds_up_to_150_minutes_with_a_buffer(plan):
-    assert sum(s.minutes for s in plan) == TOTAL
+    assert sum(s.minutes for s in plan if s.start is not None) == TOTAL
     assert any(s.mode == "buffer" and s.minutes >= 5 for s in plan), "no buffer of at least 5 minutes"
     assert all(s.mode in pacing.MODES for s in plan), [s.mode for s in plan]
 
@@ -49,7 +54,10 @@ def test_clock_runs_without_gaps(plan):
         assert before.end == after.start, f"gap or overlap between {before.title!r} and {after.title!r}"
     for s in timed:
         assert s.end - s.start == s.minutes, f"{s.title}: clock {s.clock} vs {s.minutes} minutes"
-    assert all(s.minutes == 0 for s in plan if s.start is None), "an untimed row with minutes"
+    after = [s for s in plan if s.start is None]
+    assert after and all(s.mode == "self-study" and s.minutes > 0 and s.pages for s in after), \
+        [(s.title, s.mode, s.minutes) for s in after]
+    assert all(s.mode != "self-study" for s in timed), "a self-study row inside the session's clock"
 
 
 def test_a_break_every_hour(plan):
@@ -61,30 +69,81 @@ def test_a_break_every_hour(plan):
         assert run <= MAX_WITHOUT_BREAK or s.mode == "buffer", f"{run} minutes without a break at {s.title!r}"
 
 
-def test_segments_fit_their_pages_budgets(plan):
-    """The minutes a page gets in class and in the lab (added over its segments: a lab may
-    be split by a break) lie within the page's own ``Time:`` budget."""
-    taught: dict[str, int] = {}
+def _minutes_by_page(plan, modes):
+    out: dict[str, int] = {}
     for s in plan:
-        if s.mode in TIMED:
+        if s.mode in modes:
             for page in s.pages:
-                taught[page] = taught.get(page, 0) + s.minutes
+                out[page] = out.get(page, 0) + s.minutes
+    return out
+
+
+def test_segments_fit_their_pages_budgets(plan):
+    """A page's minutes in class and in the lab (added over its segments) never exceed its
+    budget, and with its self-study minutes they lie inside it."""
+    taught = _minutes_by_page(plan, TIMED)
+    study = _minutes_by_page(plan, {"self-study"})
     wrong = []
-    for page, minutes in taught.items():
+    for page in sorted(set(taught) | set(study)):
         budget = pacing.page_budget(page)
-        if budget and not budget[0] <= minutes <= budget[1]:
-            wrong.append(f"{page}: {minutes} min in the plan, the page says {budget[0]}-{budget[1]}")
+        if budget is None:
+            continue
+        t, total = taught.get(page, 0), taught.get(page, 0) + study.get(page, 0)
+        if t > budget[1] or not budget[0] <= total <= budget[1]:
+            wrong.append(f"{page}: {t} min in the session + {study.get(page, 0)} self-study, the page takes {budget[0]}-{budget[1]}")
     assert not wrong, "\n".join(wrong)
 
 
+def test_a_segment_shorter_than_its_page_assigns_the_rest(plan):
+    sheet = pacing.run_sheet()
+    segments = [s for s in plan if s.start is not None and s.mode != "break"]
+    study = _minutes_by_page(plan, {"self-study"})
+    for seg, section in zip(segments, sheet):
+        for page in seg.pages:
+            budget = pacing.page_budget(page)
+            if seg.mode in TIMED and budget and seg.minutes < budget[0]:
+                assert "assign" in section.fields, f"run sheet {section.number}: {page} takes {budget[0]}+ min, {seg.minutes} in class, nothing assigned"
+                assert study.get(page), f"{page}: no self-study row for the rest of the page"
+
+
 def test_every_page_with_a_budget_is_in_the_plan(plan):
-    """Every page with a time budget is scheduled (taught or reference), unless its time
-    note calls it optional (reading beyond the session)."""
+    """Every page with a time budget has a place in the plan: taught, or self-study."""
     toc = _toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
     pages = [f.split("/")[-1] for f in toc]
-    budgeted = {p for p in pages if pacing.page_budget(p) and not pacing.page_is_optional(p)}
+    budgeted = {p for p in pages if pacing.page_budget(p)}
     planned = {p for s in plan for p in s.pages}
     assert budgeted <= planned, f"pages with a time budget missing from the plan: {sorted(budgeted - planned)}"
+    assert set(pacing.budgets()) <= set(pages), "a time budget for a page that is not in the book"
+
+
+def test_announced_times_are_the_substitution():
+    """A page announces its time with {{ time_<page> }}, never with typed minutes; a page
+    that announces another page's time uses that page's substitution."""
+    import re
+
+    wrong = []
+    for page in pacing.budgets():
+        text = (pacing.BOOK / f"{page}.md").read_text()
+        if "{{ time_%s }}" % page not in text:
+            wrong.append(f"{page}: no {{{{ time_{page} }}}}")
+        for m in re.finditer(r"Time:\s*\**\s*\d", text):
+            wrong.append(f"{page}: typed time {text[m.start():m.start() + 30]!r}")
+    assert not wrong, wrong
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("page", sorted(pacing.budgets()))
+def test_each_page_reads_within_its_time(page):
+    """The built page takes, at the rates of tools/pacing.py, no longer than its budget, and
+    its budget overstates it by at most a quarter (an honest number, not a generous one)."""
+    from conftest import HTML
+
+    if not (HTML / "book" / f"{page}.html").exists():
+        pytest.fail("run `make book` first", pytrace=False)
+    low, high = pacing.page_budget(page)
+    r = pacing.reading_minutes(page, HTML)
+    assert r.minutes <= high, f"{page} takes {r.minutes:.1f} min ({r}), the page says {low}-{high}"
+    assert low <= max(5, 1.25 * r.minutes), f"{page} takes {r.minutes:.1f} min, the page says {low}-{high}"
 
 
 def test_short_lesson_adds_up():
@@ -100,7 +159,7 @@ def test_short_lesson_adds_up():
             for page in a.pages:
                 budget = pacing.page_budget(page)
                 assert not budget or b.minutes <= budget[1], f"{a.title}: {b.minutes} min > page budget {budget}"
-        if a.mode == "reference":
+        if a.mode == "self-study":
             assert a.minutes == b.minutes == 0
 
 
@@ -140,7 +199,7 @@ def test_the_notes_say_what_the_plan_adds_up_to(plan):
             continue
         run = 0 if s.mode == "break" else run + s.minutes
         longest = max(longest, run if s.mode != "buffer" else longest)
-    assert total == sum(s.minutes for s in plan)
+    assert total == sum(s.minutes for s in plan if s.start is not None)
     assert taught == sum(s.minutes for s in plan if s.mode in TIMED)
     assert [break1, break2] == breaks
     assert buffer == sum(s.minutes for s in plan if s.mode == "buffer")

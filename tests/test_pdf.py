@@ -183,6 +183,20 @@ def test_answers_and_solutions_only_in_the_instructor_edition(toc_files):
     assert not missing, f"the instructor PDF lacks: {missing}"
 
 
+def test_bug_hunt_messages_are_printed_in_neither_edition():
+    """A cell output tagged hide-output (the bug hunt's check messages, which name the fix)
+    is left out of LaTeX by sphinx-jupyterbook-latex: neither PDF prints it, so both keep
+    the same pages, and the page says so in print."""
+    art = BeautifulSoup(html_page("book/exercises").read_text(), "html.parser").select_one("article")
+    outputs = art.select(".tag_hide-output .cell_output")
+    messages = [norm(el.get_text(" ").split("CheckFailed:")[-1])[:60] for el in outputs]
+    assert len(messages) >= 6 and all(messages)
+    for edition in EDITIONS:
+        text = norm(pdf_body_text(edition))
+        assert not [m for m in messages if m in text], f"the {edition} PDF prints a bug-hunt check's message"
+        assert norm("names the fix, so it is not printed here") in text
+
+
 def _figures(toc_files, edition) -> int:
     count = 0
     for doc in edition_files(toc_files, edition):

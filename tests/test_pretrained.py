@@ -228,7 +228,7 @@ def test_gelu_is_the_exact_erf_form():
     assert not torch.allclose(torch.nn.functional.gelu(x, approximate="tanh"), exact, atol=1e-6)
 
 
-# --- the claims of the quiz questions on the real model (book/quiz_code.md) -----------------
+# --- the claims of the quiz questions on the real model (book/quiz_real_model.md) ----------
 
 
 def test_quiz_shapes_and_the_agreement_head(ours):
@@ -273,3 +273,19 @@ def test_quiz_padding_makes_unrelated_sentences_similar(ours):
         naive = torch.nn.functional.normalize(ours(ids, mask).mean(1), dim=1)
     right = ours.embed(texts)
     assert float(naive[0] @ naive[1]) > float(right[0] @ right[1]) + 0.3
+
+
+# --- layers and heads counted from 0, as everywhere in the book -----------------------------
+
+
+def test_heads_and_layers_count_from_0(ours):
+    from transformer_lessons.pretrained import explore_heads, heads_above
+
+    score = np.zeros((6, 12))
+    score[0, 2] = 0.9
+    assert heads_above(score, 0.5) == [(0, 2, 0.9)]  # the indices of the array
+    text = "The cat sat on the mat."
+    with pytest.raises(ValueError, match=r"layer must be 0\.\.5 and head 0\.\.11"):
+        explore_heads(ours, text, layer=6, head=0)
+    with pytest.raises(ValueError, match="counted from 0"):
+        explore_heads(ours, text, layer=0, head=-1)

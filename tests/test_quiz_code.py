@@ -19,6 +19,7 @@ import pytest
 import torch
 
 PAGE = Path(__file__).resolve().parent.parent / "book" / "quiz_code.md"
+REAL_PAGE = PAGE.with_name("quiz_real_model.md")
 PRELUDE = """
 import numpy as np
 import torch
@@ -59,11 +60,34 @@ def run(snippet: str) -> tuple[str, dict]:
 
 def test_every_question_is_labelled_and_found():
     labels = re.findall(r"^\((quiz-[a-z0-9-]+)\)=$", PAGE.read_text(), flags=re.M)
-    assert len(labels) == len(set(labels)) == 22
-    # every code question has a snippet; the four quiz-real-* questions are about the real
-    # model's page, and tests/test_pretrained.py checks the claims of their answers
-    code_questions = [label for label in labels if not label.startswith("quiz-real-")]
-    assert len(code_questions) == 18 and set(code_questions) <= set(QUESTIONS)
+    assert len(labels) == len(set(labels)) == 18
+    # every code question has a snippet; the questions on the real model are on a page
+    # of their own, after that page (tests/test_pretrained.py checks their answers)
+    assert set(labels) == set(QUESTIONS) and not any(label.startswith("quiz-real-") for label in labels)
+    real = re.findall(r"^\((quiz-[a-z0-9-]+)\)=$", REAL_PAGE.read_text(), flags=re.M)
+    assert real == ["quiz-real-shapes", "quiz-real-layer", "quiz-real-padding", "quiz-real-sink"]
+
+
+def test_headings_are_neutral_and_numbered_in_order():
+    """A heading must not name the bug it asks about: each section numbers its questions
+    "Code reading 1, 2, ..." and "Spot the mistake 1, 2, ...", in page order."""
+    text = PAGE.read_text()
+    sections = re.split(r"^## ", text, flags=re.M)[1:]
+    names = {"Code reading": "Code reading", "Which mistake is this?": "Spot the mistake"}
+    seen = set()
+    for section in sections:
+        title = section.split("\n", 1)[0].strip()
+        headings = re.findall(r"^### (.*)$", section, flags=re.M)
+        assert title in names, f"unexpected section {title!r}"
+        seen.add(title)
+        assert headings == [f"{names[title]} {i}" for i in range(1, len(headings) + 1)], headings
+    assert seen == set(names)
+
+
+def test_mistake_keys_do_not_follow_the_list_order():
+    """The answers' letters are not A, B, C, ... in page order (that would give them away)."""
+    keys = re.findall(r"^\*\*([A-J])\*\*,", PAGE.read_text(), flags=re.M)
+    assert sorted(keys) == list("ABCDEFGHIJ") and keys != sorted(keys), keys
 
 
 READING = [label for label, (_, answer) in QUESTIONS.items() if "```text" in answer]
@@ -113,7 +137,16 @@ def test_the_self_check_gives_the_quoted_message(label):
     quoted = normalise(re.search(r"says\s+\"(.*?)\"", answer, flags=re.S).group(1)).rstrip(".")
     _, namespace = run(snippet)
     checks = checks_module()
-    if "self_attention" in namespace:
+    if "mha" in namespace and "mask" in namespace:  # the snippet as a function fn(mha, x), as in bug 5
+        from transformer_lessons.bughunt import check_causal_self_attention
+
+        mask = namespace["mask"]
+
+        def as_function(mha, x):
+            return mha(x, x, x, attn_mask=mask[: x.shape[1], : x.shape[1]])[0]
+
+        call = lambda: check_causal_self_attention(as_function)  # noqa: E731
+    elif "self_attention" in namespace:
         call = lambda: checks.check_self_attention(namespace["self_attention"])  # noqa: E731
     elif "SelfAttention" in namespace:
         call = lambda: checks.check_multihead_module(namespace["SelfAttention"])  # noqa: E731

@@ -1,20 +1,25 @@
-"""The teaching kit (make slides handout; tools/slides.py): the reveal.js deck, its PDF and
-the handout, as an instructor would use them, offline.
+"""The slides (make slides; tools/slides.py), as an instructor would use them, offline.
 
-* the deck has 25-35 slides, one per entry of tools/slides.yml, each with speaker notes
-  taken from the run sheet (the same clock and minutes as the pacing plan);
-* in Chromium, served from _build/html on 127.0.0.1: every image loads, every formula is
-  typeset, nothing is requested from another host, nothing fails, no console error;
-* the deck's PDF has one page per slide; the handout's PDF fits two A4 sides;
+* one slide per entry of tools/slides.yml plus one break slide per break of the pacing
+  plan, 25-40 in all; every slide titled; speaker notes from the built run sheet as plain
+  text (no role markup, no TeX), with the segment's clock and minutes;
+* quiz slides carry the question and every option of the book's question; the answer is in
+  the notes only;
+* every number on a slide is the build's: each figure and equation slide shows the number
+  the built page printed for its label;
+* the PDF has one page per slide and each page carries its slide's title (pdftotext, page
+  by page): a PDF printed before the deck was laid out fails here;
+* in Chromium at 1280 x 720, served on 127.0.0.1: code, output and captions are at least
+  24 px as displayed (reveal.js's scale included) and body text at least 28 px; nothing
+  runs off a slide; every image loads; caption formulas are typeset (KaTeX), no raw TeX;
+  nothing is requested from another host; no console error;
 * the instructor notes link the deck, its PDF and the handout, and the links resolve.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
-import sys
 from urllib.parse import urlparse
 
 import pytest
@@ -22,18 +27,19 @@ import yaml
 from bs4 import BeautifulSoup
 from conftest import HTML, ROOT, html_page
 
-pytestmark = pytest.mark.browser
+import built
+import chromium
+import pacing
 
-spec = importlib.util.spec_from_file_location("pacing", ROOT / "tools" / "pacing.py")
-pacing = importlib.util.module_from_spec(spec)
-sys.modules["pacing"] = pacing
-spec.loader.exec_module(pacing)
+pytestmark = pytest.mark.browser
 
 DECK = HTML / "slides" / "index.html"
 DECK_PDF = HTML / "slides" / "transformer-lessons-slides.pdf"
-HANDOUT = HTML / "handout" / "index.html"
 HANDOUT_PDF = HTML / "pdf" / "transformer-lessons-handout.pdf"
 MANIFEST = yaml.safe_load((ROOT / "tools" / "slides.yml").read_text())
+SHOTS = ROOT / "_build" / "screenshots"
+MIN_SMALL_PX = 24  # code, output, captions
+MIN_BODY_PX = 28  # bullet points and quiz text
 
 
 def pdf_pages(path) -> int:
@@ -41,54 +47,130 @@ def pdf_pages(path) -> int:
     return int(re.search(r"^Pages:\s+(\d+)", info, re.MULTILINE).group(1))
 
 
-def pdf_page_size(path) -> tuple[float, float]:
-    info = subprocess.run(["pdfinfo", str(path)], check=True, capture_output=True, text=True).stdout
-    w, h = re.search(r"^Page size:\s+([\d.]+) x ([\d.]+) pts", info, re.MULTILINE).groups()
-    return float(w), float(h)
+def page_text(path, n: int) -> str:
+    return subprocess.run(["pdftotext", "-layout", "-f", str(n), "-l", str(n), str(path), "-"],
+                          check=True, capture_output=True, text=True).stdout
+
+
+def squash(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
 @pytest.fixture(scope="module")
 def deck():
-    for path in (DECK, DECK_PDF, HANDOUT, HANDOUT_PDF):
+    for path in (DECK, DECK_PDF):
         if not path.exists():
-            pytest.fail(f"{path.relative_to(ROOT)} missing: run `make slides handout`", pytrace=False)
+            pytest.fail(f"{path.relative_to(ROOT)} missing: run `make slides`", pytrace=False)
     return BeautifulSoup(DECK.read_text(), "html.parser")
 
 
-def test_slide_count_follows_the_manifest(deck):
-    slides = deck.select(".reveal .slides > section")
-    expected = sum(len(s["slides"]) for s in MANIFEST["segments"])
-    assert len(slides) == expected
-    assert 25 <= len(slides) <= 35, f"{len(slides)} slides for a 2.5-hour session"
+@pytest.fixture(scope="module")
+def slides(deck):
+    return deck.select(".reveal .slides > section")
 
 
-def test_every_slide_has_speaker_notes_from_the_run_sheet(deck):
+def _entries():
+    for segment in MANIFEST["segments"]:
+        for slide in segment["slides"]:
+            yield segment["run_sheet"], slide if isinstance(slide, list) else [slide]
+
+
+def test_slide_count_follows_the_manifest_and_the_breaks(slides):
+    breaks = [s for s in pacing.full_plan() if s.mode == "break"]
+    assert len(slides) == len(list(_entries())) + len(breaks)
+    assert 25 <= len(slides) <= 40, f"{len(slides)} slides for a 2.5-hour session"
+
+
+def test_every_slide_has_a_title(slides):
+    for i, slide in enumerate(slides, 1):
+        h2 = slide.find("h2", recursive=False)
+        assert h2 is not None and h2.get_text(strip=True), f"slide {i} has no title"
+        assert slide.get("data-title", "").strip(), f"slide {i}"
+
+
+def test_a_break_slide_at_each_break_of_the_plan(slides):
+    plan = [s for s in pacing.full_plan() if s.start is not None]
+    order = []
+    for s in plan:
+        if s.mode == "break":
+            order.append(("break", s.clock))
+        else:
+            order.append(("segment", s.clock))
+    seen = []
+    for slide in slides:
+        kind = "break" if slide["data-segment"] == "break" else "segment"
+        clock = slide.select_one(".tl-segment").get_text().split("·")[0].strip()
+        if not seen or seen[-1] != (kind, clock):
+            seen.append((kind, clock))
+    assert seen == order
+    for slide in slides:
+        if slide["data-segment"] == "break":
+            seg = next(s for s in plan if s.mode == "break" and s.clock in slide.get_text())
+            assert f"{seg.minutes} minutes" in slide.get_text() and seg.clock.split("-")[1] in slide.get_text()
+
+
+def test_speaker_notes_are_plain_text_from_the_run_sheet(slides):
     sheet = {s.number: s for s in pacing.run_sheet()}
-    for slide in deck.select(".reveal .slides > section"):
+    for slide in slides:
         notes = slide.select_one("aside.notes")
-        assert notes is not None and len(notes.get_text().split()) >= 10, slide.get_text()[:80]
+        assert notes is not None, slide.get("data-title")
+        text = notes.get_text(" ")
+        assert not re.search(r"[{}`$\\]|\{(ref|doc|numref|eq)\}", text), f"markup in the notes of {slide['data-title']!r}: {text[:300]}"
+        if slide["data-segment"] == "break":
+            continue
         run = sheet[int(slide["data-segment"])]
-        assert f"{run.clock}, {run.minutes} minutes" in notes.get_text()
+        assert f"{run.clock}, {run.minutes} minutes" in text
+        assert len(text.split()) >= 30, f"notes of {slide['data-title']!r} are too short"
 
 
-def test_segments_cover_the_run_sheet_in_order():
-    numbers = [s["run_sheet"] for s in MANIFEST["segments"]]
-    assert numbers == sorted(numbers) == [s.number for s in pacing.run_sheet()]
+def test_notes_resolve_references_to_the_builds_titles(slides):
+    """The run sheet cites by label; the notes carry what the build made of each label."""
+    text = " ".join(s.select_one("aside.notes").get_text(" ") for s in slides)
+    ref = built.lookup("ex-exercises-self-attention")
+    assert ref.number and ref.number in text
+    assert built.lookup("fig-foundations-weights").number in text
 
 
-def test_slides_pdf_has_one_page_per_slide(deck):
-    assert pdf_pages(DECK_PDF) == len(deck.select(".reveal .slides > section"))
+def test_quiz_slides_carry_the_question_and_options(slides):
+    quiz = [spec["quiz"] for _, alts in _entries() for spec in alts if "quiz" in spec]
+    assert len(quiz) >= 3
+    by_title = {squash(s["data-title"]): s for s in slides}
+    for label in quiz:
+        ref = built.lookup(label)
+        slide = by_title[squash(ref.title)]
+        body = squash(built.plain(slide.select_one(".tl-quiz")))
+        section = ref.element
+        question = section.find("p")
+        assert squash(built.plain(question))[:60] in body, label
+        for li in section.select(":scope > ul > li"):
+            assert squash(built.plain(li)) in body, f"{label}: option {built.plain(li)!r} missing"
+        answer = built.plain(section.select_one(".quiz-answer"))
+        notes = slide.select_one("aside.notes").get_text(" ")
+        assert "Answer" in notes and squash(answer)[:40] in squash(notes)
+        assert "quiz-answer" not in str(slide.select_one(".tl-quiz"))
 
 
-def test_handout_fits_two_a4_sides(deck):
-    assert pdf_pages(HANDOUT_PDF) <= 2
-    w, h = pdf_page_size(HANDOUT_PDF)
-    assert abs(w - 595) < 3 and abs(h - 842) < 3, (w, h)
+def test_figure_and_equation_numbers_come_from_the_build(slides):
+    text = " ".join(s.get_text(" ") for s in slides)
+    for _, alts in _entries():
+        spec = alts[0]
+        kind, value = next(iter(spec.items()))
+        if kind in ("figure", "equation"):
+            label = value if isinstance(value, str) else value.get("name") or value.get("label")
+            try:
+                number = built.lookup(label).number
+            except built.SiteError:
+                continue  # an alternative of the list was used
+            assert number and number in text, f"{label}: {number!r} not on the slides"
 
 
-def test_handout_names_the_book(deck):
-    text = subprocess.run(["pdftotext", str(HANDOUT_PDF), "-"], check=True, capture_output=True, text=True).stdout
-    assert "transformer-lessons" in text
+def test_slides_pdf_has_one_page_per_slide_with_its_text(slides):
+    assert pdf_pages(DECK_PDF) == len(slides)
+    missing = []
+    for n, slide in enumerate(slides, 1):
+        if squash(slide["data-title"]) not in squash(page_text(DECK_PDF, n)):
+            missing.append(f"page {n}: {slide['data-title']!r}")
+    assert not missing, "PDF pages without their slide's title:\n" + "\n".join(missing)
 
 
 def test_instructor_notes_link_the_kit(deck):
@@ -101,66 +183,110 @@ def test_instructor_notes_link_the_kit(deck):
 
 # --- in Chromium, offline ----------------------------------------------------------------------
 
-CHROMIUM = "/usr/bin/chromium"
-LAUNCH_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+MEASURE = """() => {
+  const scale = Reveal.getScale();
+  const out = [];
+  Reveal.getSlides().forEach((slide, i) => {
+    Reveal.slide(i);
+    const box = slide.getBoundingClientRect();
+    const sizes = {};
+    for (const [kind, sel] of [["small", "pre.tl-code, pre.tl-output, figcaption, .tl-source, .tl-segment, .tl-live"],
+                               ["body", "ul li, .tl-quiz p, .tl-quiz li, .tl-break"]]) {
+      for (const el of slide.querySelectorAll(sel)) {
+        if (!el.innerText.trim()) continue;
+        const px = parseFloat(getComputedStyle(el).fontSize) * scale;
+        sizes[kind] = Math.min(sizes[kind] ?? 1e9, px);
+      }
+    }
+    let overflow = [];
+    for (const el of slide.querySelectorAll("h2, p, li, pre, img, figure, table, .tl-equation, .tl-cell")) {
+      const r = el.getBoundingClientRect();
+      if (r.height === 0) continue;
+      if (r.bottom > box.bottom + 2 || r.right > box.right + 2 || r.left < box.left - 2 || r.top < box.top - 2)
+        overflow.push(el.tagName + "." + el.className);
+      if (el.tagName === "PRE" && (el.scrollHeight > el.clientHeight + 2 || el.scrollWidth > el.clientWidth + 2))
+        overflow.push("scrolling " + el.className);
+    }
+    out.push({title: slide.dataset.title, sizes, overflow, rawTex: /\\\\(sqrt|frac|operatorname|mathrm|top)\\b/.test(slide.innerText)});
+  });
+  return out;
+}"""
 
 
 @pytest.fixture(scope="module")
 def visit(deck, site):
-    from pathlib import Path
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: run `make system-deps`", pytrace=False)
     from playwright.sync_api import sync_playwright
 
+    try:
+        chromium.require()
+    except FileNotFoundError as err:
+        pytest.fail(str(err), pytrace=False)
     record = {"requests": [], "failed": [], "errors": []}
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        browser = chromium.launch(p)
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         page.on("request", lambda r: record["requests"].append(r.url))
         page.on("requestfailed", lambda r: record["failed"].append(f"{r.url} ({r.failure})"))
         page.on("response", lambda r: r.status >= 400 and record["failed"].append(f"{r.url} (HTTP {r.status})"))
         page.on("console", lambda m: m.type == "error" and record["errors"].append(m.text))
         page.on("pageerror", lambda e: record["errors"].append(str(e)))
-        page.goto(f"{site}/slides/index.html", wait_until="networkidle")
-        page.wait_for_function("() => window.Reveal && Reveal.isReady()")
-        page.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null")
+        page.goto(f"{site}/slides/index.html", wait_until="load", timeout=600_000)
+        page.wait_for_function("() => window.tlReady === true", timeout=600_000)
+        page.evaluate("() => Reveal.configure({transition: 'none', backgroundTransition: 'none'})")
         record["slides"] = page.evaluate("() => Reveal.getTotalSlides()")
         record["images"] = page.evaluate(
             "() => Array.from(document.images).map(i => [i.getAttribute('src'), i.complete && i.naturalWidth > 0])"
         )
-        record["raw_tex"] = page.evaluate(
-            "() => Array.from(document.querySelectorAll('.tl-equation')).filter(e => /\\\\\\[|\\$\\$/.test(e.innerText)).length"
+        record["measure"] = page.evaluate(MEASURE)
+        # a few slides for a person to look at: the first code, figure, equation and quiz slide
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        kinds = page.evaluate("""() => Reveal.getSlides().map(s => s.querySelector('.tl-code') ? 'code' :
+            s.querySelector('.tl-quiz') ? 'quiz' : s.querySelector('.tl-equation') ? 'equation' :
+            s.querySelector('figure') ? 'figure' : s.dataset.segment === 'break' ? 'break' : 'text')""")
+        record["shots"] = []
+        for kind in ("text", "equation", "figure", "code", "quiz", "break"):
+            if kind in kinds:
+                page.evaluate(f"() => Reveal.slide({kinds.index(kind)})")
+                path = SHOTS / f"slides-{kind}.png"
+                page.screenshot(path=str(path))
+                record["shots"].append(path)
+        record["caption_math"] = page.evaluate(
+            "() => Array.from(document.querySelectorAll('figcaption')).map(c => [c.innerText.slice(0, 60), c.querySelectorAll('.katex').length, c.querySelectorAll('.katex-error').length])"
         )
-        page.goto(f"{site}/handout/index.html", wait_until="networkidle")
-        page.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null")
-        record["handout_images"] = page.evaluate("() => Array.from(document.images).map(i => [i.getAttribute('src'), i.complete && i.naturalWidth > 0])")
         browser.close()
     return record
 
 
-def test_deck_runs_in_the_browser(visit, deck):
-    assert visit["slides"] == len(deck.select(".reveal .slides > section"))
+def test_deck_runs_in_the_browser(visit, slides):
+    assert visit["slides"] == len(slides)
     assert not visit["errors"], visit["errors"]
     assert not visit["failed"], visit["failed"]
 
 
+def test_text_is_large_enough_for_a_lecture_room(visit):
+    small = [(m["title"], round(m["sizes"]["small"], 1)) for m in visit["measure"] if m["sizes"].get("small", 99) < MIN_SMALL_PX]
+    body = [(m["title"], round(m["sizes"]["body"], 1)) for m in visit["measure"] if m["sizes"].get("body", 99) < MIN_BODY_PX]
+    assert not small, f"code, output or captions below {MIN_SMALL_PX} px: {small}"
+    assert not body, f"body text below {MIN_BODY_PX} px: {body}"
+    measured = [m for m in visit["measure"] if "small" in m["sizes"]]
+    assert len(measured) >= 10, "too few slides with code or captions measured"
+
+
+def test_nothing_runs_off_a_slide(visit):
+    over = [(m["title"], m["overflow"][:3]) for m in visit["measure"] if m["overflow"]]
+    assert not over, over
+
+
+def test_formulas_are_typeset(visit):
+    raw = [m["title"] for m in visit["measure"] if m["rawTex"]]
+    assert not raw, f"raw TeX on slides: {raw}"
+    assert not [c for c in visit["caption_math"] if c[2]], "KaTeX errors in captions"
+
+
 def test_every_image_loads(visit):
     assert visit["images"], "no image in the deck"
-    broken = [src for src, ok in visit["images"] + visit["handout_images"] if not ok]
+    broken = [src for src, ok in visit["images"] if not ok]
     assert not broken, f"images that do not load: {broken}"
-
-
-def test_every_formula_is_typeset(visit):
-    assert visit["raw_tex"] == 0
 
 
 def test_no_request_to_another_host(visit):
@@ -168,10 +294,9 @@ def test_no_request_to_another_host(visit):
     assert not foreign, f"requests that leave the machine: {foreign}"
 
 
-def test_handout_is_the_cheat_sheet_when_there_is_one(deck):
-    """tools/slides.yml names the page; until it exists the handout uses the fallback page."""
-    page = MANIFEST["handout"]["page"]
-    source = page if (ROOT / "book" / f"{page}.md").exists() else MANIFEST["handout"]["fallback"]
-    title = BeautifulSoup(html_page(f"book/{source}").read_text(), "html.parser").select_one("article h1")
-    handout = BeautifulSoup(HANDOUT.read_text(), "html.parser")
-    assert title is not None and title.get_text(" ", strip=True).rstrip("#").strip() in handout.get_text(" ", strip=True)
+def test_screenshots_for_a_person(visit):
+    """Screenshots of a few slides and of the PDF's first pages, kept in _build/screenshots/."""
+    assert len(visit["shots"]) >= 5
+    subprocess.run(["pdftoppm", "-png", "-r", "40", "-f", "1", "-l", "3", str(DECK_PDF), str(SHOTS / "slides-pdf")], check=True)
+    for path in visit["shots"]:
+        assert path.stat().st_size > 5000, f"{path} looks empty"

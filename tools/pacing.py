@@ -1,11 +1,26 @@
 """Read the pacing plans, the pages' time budgets and the run sheet from the book's sources.
 
 One source for each: the plans are the tables of ``book/instructor_notes.md`` (section
-"Pacing plan"), a page's budget is the ``Time: N minutes`` (or ``N-M minutes``) note at
-its top, the run sheet is ``book/instructor_run_sheet.md``. ``tests/test_pacing.py`` adds
-them up; ``tools/slides.py`` copies the run sheet into the slides' speaker notes.
+"Pacing plan"); a page's time is a substitution ``time_<page>`` in ``_config.yml``
+(``parse: myst_substitutions``), which the page prints in its ``Time:`` note as
+``{{ time_<page> }}`` and which every other page that announces it prints the same way;
+the run sheet is ``book/instructor_run_sheet.md``. ``tests/test_pacing.py`` adds them up;
+``tools/slides.py`` turns the run sheet into the slides' speaker notes.
 
-``python tools/pacing.py`` prints the full plan with each page's budget.
+How long a page takes (``reading_minutes``), measured on the built page as a student sees
+it (``make book`` first), at these rates, decided here:
+
+* prose: 200 words a minute (the text of the page without its code, outputs, formulas'
+  hidden MathML, solutions and answer boxes: those are read after trying);
+* code a reader sees: 10 lines a minute (read it, run it, look at what it does: 6 s a line);
+* text output: 40 lines a minute (a glance at arrays and tables); each figure: half a minute;
+* a formula shown on its own line: a quarter of a minute.
+
+A page whose work is exercises (``book/exercises.md``) is timed by its exercises instead:
+each exercise's heading carries its minutes.
+
+``python tools/pacing.py`` prints the full plan with each page's budget, and with
+``--reading`` each page's measured reading time.
 """
 
 from __future__ import annotations
@@ -19,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 NOTES = BOOK / "instructor_notes.md"
 RUN_SHEET = BOOK / "instructor_run_sheet.md"
-MODES = {"in class", "lab", "reference", "break", "buffer"}
+MODES = {"in class", "lab", "self-study", "break", "buffer"}
 DOC = re.compile(r"\{doc\}`(?:[^`<]*<)?([^`>]+)>?`")
 
 
@@ -94,27 +109,90 @@ def short_plan_totals(text: str | None = None) -> tuple[int, int]:
     return int(total[3].strip("*")), int(total[4].strip("*"))
 
 
-TIME = re.compile(r"Time:\s*(\d+)(?:\s*-\s*(\d+))?\s*minutes", re.IGNORECASE)
+CONFIG = ROOT / "_config.yml"
+BUDGET = re.compile(r"^(\d+)(?:-(\d+))? minutes(, optional)?$")
+TIME_NOTE = re.compile(r"Time:\s*(.{0,40})")
+
+
+def budgets() -> dict[str, tuple[int, int, bool]]:
+    """page -> (low, high, optional) from the ``time_<page>`` substitutions of _config.yml."""
+    import yaml
+
+    subs = (yaml.safe_load(CONFIG.read_text()).get("parse") or {}).get("myst_substitutions") or {}
+    out = {}
+    for key, value in subs.items():
+        if not key.startswith("time_"):
+            continue
+        m = BUDGET.match(str(value).strip())
+        if not m:
+            raise ValueError(f"_config.yml: {key}: {value!r} is not 'N minutes', 'N-M minutes' or '..., optional'")
+        low = int(m.group(1))
+        out[key.removeprefix("time_")] = (low, int(m.group(2) or low), bool(m.group(3)))
+    return out
 
 
 def page_budget(page: str) -> tuple[int, int] | None:
-    """(low, high) minutes of a page's ``Time:`` note, or None if it has none."""
-    path = BOOK / f"{page}.md"
-    if not path.exists():
-        return None
-    m = TIME.search(path.read_text())
-    if not m:
-        return None
-    low = int(m.group(1))
-    return low, int(m.group(2) or low)
+    """(low, high) minutes of a page, or None if it has none."""
+    b = budgets().get(page)
+    return (b[0], b[1]) if b else None
 
 
 def page_is_optional(page: str) -> bool:
-    """Whether a page's time note calls it optional ("**Time: 15-20 minutes. Optional.**"):
-    reading beyond the session, which the plan need not schedule."""
-    path = BOOK / f"{page}.md"
-    m = TIME.search(path.read_text()) if path.exists() else None
-    return bool(m) and bool(re.match(r"\W*\s*optional", path.read_text()[m.end() : m.end() + 20], re.IGNORECASE))
+    """Whether a page's time is marked optional: reading beyond the session."""
+    b = budgets().get(page)
+    return bool(b and b[2])
+
+
+# --- how long a page takes, measured on the built page ---------------------------------------
+
+PROSE_WPM = 200
+CODE_LPM = 10
+OUTPUT_LPM = 40
+FIGURE_MINUTES = 0.5
+DISPLAY_MATH_MINUTES = 0.25
+EXERCISE_MINUTES = re.compile(r"\((\d+) minutes\)\s*$")
+
+
+@dataclass
+class Reading:
+    page: str
+    words: int
+    code_lines: int
+    output_lines: int
+    figures: int
+    display_math: int
+    exercise_minutes: int  # the sum of the exercises' own times (an exercise page)
+
+    @property
+    def minutes(self) -> float:
+        if self.exercise_minutes:
+            return float(self.exercise_minutes)
+        return (self.words / PROSE_WPM + self.code_lines / CODE_LPM + self.output_lines / OUTPUT_LPM
+                + self.figures * FIGURE_MINUTES + self.display_math * DISPLAY_MATH_MINUTES)
+
+
+def reading_minutes(page: str, site: Path | None = None) -> Reading:
+    """How long book/<page> takes a student, measured on the built HTML page."""
+    from bs4 import BeautifulSoup
+
+    path = (site or ROOT / "_build" / "html") / "book" / f"{page}.html"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} missing: run `make book` first")
+    soup = BeautifulSoup(path.read_text(), "html.parser")
+    article = soup.select_one("article.bd-article") or soup.select_one("article") or soup.body
+    for junk in article.select(".solution, .quiz-answer, .katex-mathml, script, style, .headerlink, .toggle-hidden"):
+        junk.decompose()
+    code = sum(len(pre.get_text().rstrip("\n").splitlines())
+               for pre in article.select(".cell_input pre, div.highlight pre")
+               if pre.find_parent(class_="tag_hide-input") is None and pre.find_parent(class_="cell_output") is None)
+    output = sum(len(pre.get_text().rstrip("\n").splitlines()) for pre in article.select(".cell_output pre"))
+    figures = len(article.select("img")) - len(article.select("img.only-dark, .only-dark img, img[class*=dark]"))
+    display = len(article.select("div.math, .math-wrapper, span.katex-display"))
+    minutes = sum(int(m.group(1)) for h in article.select("h2") if (m := EXERCISE_MINUTES.search(h.get_text(" ", strip=True).replace("#", "").strip())))
+    for el in article.select(".cell, div.highlight, div.math, span.katex-display, figure"):
+        el.decompose()
+    words = len(re.findall(r"[A-Za-z0-9][\w'’.-]*", article.get_text(" ")))
+    return Reading(page, words, code, output, figures, display, minutes)
 
 
 @dataclass
@@ -145,13 +223,18 @@ def run_sheet(text: str | None = None) -> list[RunSheetSection]:
     return sections
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    if argv and argv[0] == "--reading":
+        for page in sorted(budgets()):
+            r = reading_minutes(page)
+            print(f"{page:<16} budget {page_budget(page)}  reads in {r.minutes:5.1f} min  ({r})")
+        return 0
     for s in full_plan():
-        budgets = [f"{p}: {page_budget(p)}" for p in s.pages]
-        print(f"{s.clock:>10} {s.minutes:>4}  {s.mode:<9} {s.title}  {', '.join(budgets)}")
+        times = [f"{p}: {page_budget(p)}" for p in s.pages]
+        print(f"{s.clock:>10} {s.minutes:>4}  {s.mode:<9} {s.title}  {', '.join(times)}")
     print("total", sum(s.minutes for s in full_plan()))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -1,20 +1,25 @@
-"""The teaching kit from the built site: the slides (reveal.js) and the handout.
+"""The slides of the session, from the built site: ``python tools/slides.py slides`` (``make slides``).
 
-``python tools/slides.py slides``   _build/html/slides/index.html and its PDF
-``python tools/slides.py handout``  _build/html/handout/index.html and
-                                    _build/html/pdf/transformer-lessons-handout.pdf
+(``python tools/slides.py handout``, ``make handout``, runs ``tools/handout.py``.)
 
-Both read the pages of the built site (``make book`` first), never the sources: the
-figures are the executed ones and the equations are typeset by the site's own math
-renderer. ``tools/slides.yml`` says which figures, equations, cells and tables make the
-slides, segment by segment of the run sheet (``book/instructor_run_sheet.md``), whose text
-becomes each slide's speaker notes (press S in the deck). reveal.js comes from npm
-(``package.json``) and is copied next to the deck: the slides work offline, and nothing is
-loaded from another host.
+Writes ``_build/html/slides/index.html`` (reveal.js, offline) and its PDF,
+``_build/html/slides/transformer-lessons-slides.pdf``, one slide per page.
 
-The PDFs are printed by Chromium (``chromium --headless --print-to-pdf``): the deck with
-reveal.js's ``?print-pdf`` layout (one slide per page), the handout with a print
-stylesheet for A4 (it must fit two sides; ``tests/test_slides.py`` checks both).
+Everything on a slide comes from the built pages (``make book`` first), never from the
+sources: the figures are the executed ones, the formulas are the site's KaTeX, and every
+number (figure, equation, exercise, quiz question) is the one the build printed, looked up
+by label (``tools/built.py``). ``tools/slides.yml`` says which figures, equations, cells,
+tables and quiz questions make the slides, segment by segment of the run sheet
+(``book/instructor_run_sheet.md``); each slide's speaker notes (press S) are that segment's
+text as the built run sheet shows it, as plain text (references resolved to their titles,
+formulas written out). The pacing plan's breaks (``tools/pacing.py``) become break slides.
+
+Every slide has a title. Text sizes are for a lecture room: at 1280 x 720, body text
+40 px, captions 28 px, code and output 26 px (``tests/test_slides.py`` measures them in Chromium,
+scaled as displayed, and asserts at least 24 px).
+
+The PDF is printed by Chromium through Playwright (``tools/printing.py``) once the deck
+says it is ready: reveal.js's ``ready`` and ``pdf-ready`` events, the fonts, every image.
 """
 
 from __future__ import annotations
@@ -23,85 +28,52 @@ import html
 import posixpath
 import re
 import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import yaml
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, NavigableString, Tag
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import built  # noqa: E402
 import pacing  # noqa: E402
+import printing  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-SITE = ROOT / "_build" / "html"
+SITE = built.SITE
 MANIFEST = ROOT / "tools" / "slides.yml"
 REVEAL = ROOT / "node_modules" / "reveal.js" / "dist"
 SLIDES = SITE / "slides"
 SLIDES_PDF = SLIDES / "transformer-lessons-slides.pdf"
-HANDOUT = SITE / "handout"
-HANDOUT_PDF = SITE / "pdf" / "transformer-lessons-handout.pdf"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-pdf-header-footer",
-    "--virtual-time-budget=20000",
-    "--run-all-compositor-stages-before-draw",
-]
 REVEAL_FILES = ["reveal.js", "reveal.css", "theme/white.css", "plugin/notes.js"]
+DEST = "slides/index.html"
+WIDTH, HEIGHT = 1280, 720
 
 
 class SlideError(RuntimeError):
     pass
 
 
-def _page(name: str) -> tuple[BeautifulSoup, str]:
-    path = SITE / "book" / f"{name}.html"
-    if not path.exists():
-        raise SlideError(f"{path.relative_to(ROOT)} missing: run `make book` first")
-    return BeautifulSoup(path.read_text(), "html.parser"), f"book/{name}.html"
+# --- pieces of the built pages --------------------------------------------------------------
 
-
-_INDEX: dict[str, tuple[BeautifulSoup, str]] | None = None
-
-
-def _find_id(ident: str):
-    """The element with this id on any page of the site, and the page's site path."""
-    global _INDEX
-    if _INDEX is None:
-        _INDEX = {}
-        for path in sorted((SITE / "book").glob("*.html")):
-            _INDEX[path.stem] = (BeautifulSoup(path.read_text(), "html.parser"), f"book/{path.name}")
-    for soup, where in _INDEX.values():
-        el = soup.find(id=ident)
-        if el is not None:
-            return el, where
-    raise SlideError(f"no element with id {ident!r} in the built site (tools/slides.yml)")
-
-
-def _relink(el, where: str, dest: str) -> None:
-    """Rewrite the src/href of el's images and links from page `where` to page `dest`,
-    dropping the pilcrow links ("#") that Sphinx puts after headings and numbers."""
+def _relink(el: Tag, page: str, dest: str = DEST) -> Tag:
+    """Rewrite el's image and link URLs from book/<page>.html to dest; drop pilcrow links."""
+    where = f"book/{page}.html"
     for link in el.select("a.headerlink"):
         link.decompose()
     for tag, attr in (("img", "src"), ("a", "href"), ("source", "srcset")):
         for node in el.find_all(tag):
             url = node.get(attr)
             if not url or re.match(r"^[a-z]+:|^#", url):
+                if url and url.startswith("#"):
+                    node[attr] = posixpath.relpath(where, posixpath.dirname(dest)) + url
                 continue
             target = posixpath.normpath(posixpath.join(posixpath.dirname(where), url.split("#")[0]))
             node[attr] = posixpath.relpath(target, posixpath.dirname(dest)) + (("#" + url.split("#", 1)[1]) if "#" in url else "")
+    return el
 
 
-def _light_only(el) -> None:
+def _light_only(el: Tag) -> None:
     """A figure drawn in a light and a dark variant keeps the light one (slides are light)."""
     imgs = el.find_all("img")
     if len(imgs) > 1:
@@ -110,178 +82,303 @@ def _light_only(el) -> None:
                 img.decompose()
 
 
-def figure_slide(name: str, dest: str) -> str:
-    el, where = _find_id(name)
-    fig = el if el.name == "figure" else el.find_parent("figure") or el
+def _html(el: Tag) -> str:
+    return el.decode_contents().strip()
+
+
+def _title_html(h: Tag | None) -> str:
+    if h is None:
+        return ""
+    h = BeautifulSoup(str(h), "html.parser").find(re.compile(r"^h[1-6]$"))
+    for junk in h.select("a.headerlink"):
+        junk.decompose()
+    return _html(h)
+
+
+def _first_sentence(caption: Tag) -> Tag:
+    """The caption's first sentence, formulas kept whole (a caption on a slide is a label,
+    the page has the rest)."""
+    out = BeautifulSoup("<span></span>", "html.parser").span
+    for node in list(caption.children):
+        if isinstance(node, NavigableString):
+            m = re.search(r"[.:;](\s|$)", str(node))
+            if m:
+                out.append(NavigableString(str(node)[: m.start() + 1]))
+                return out
+            out.append(NavigableString(str(node)))
+        else:
+            out.append(BeautifulSoup(str(node), "html.parser"))
+    return out
+
+
+def figure_slide(label: str, title: str | None = None) -> tuple[str, str]:
+    ref = built.lookup(label)
+    if ref.kind != "figure":
+        raise SlideError(f"tools/slides.yml: {label!r} is not a figure")
+    fig = BeautifulSoup(str(ref.element), "html.parser").find("figure")
     _light_only(fig)
     img = fig.find("img")
     if img is None:
-        raise SlideError(f"figure {name!r} has no image")
-    _relink(fig, where, dest)
-    caption = fig.find("figcaption")
-    cap = caption.get_text(" ", strip=True) if caption else ""
-    cap = re.sub(r"^(Fig\.|Figure)\s*[\d.]+\s*", "", cap)
-    number = re.match(r"^((?:Fig\.|Figure)\s*[\d.]+)", caption.get_text(" ", strip=True)).group(1) if caption and re.match(r"^((?:Fig\.|Figure)\s*[\d.]+)", caption.get_text(" ", strip=True)) else ""
+        raise SlideError(f"figure {label!r} has no image")
+    _relink(fig, ref.page)
+    text = fig.select_one("figcaption .caption-text") or fig.find("figcaption")
+    cap = _first_sentence(text) if text is not None else ""
     alt = html.escape(img.get("alt", ""), quote=True)
     src = html.escape(img["src"], quote=True)
-    return (
+    body = (
         f'<figure class="tl-figure"><img src="{src}" alt="{alt}">'
-        f'<figcaption><b>{html.escape(number)}</b> {html.escape(_shorten(cap, 220))}</figcaption></figure>'
+        f'<figcaption><b>{html.escape(ref.number)}</b> {cap}</figcaption></figure>'
     )
+    return title or ref.title, body
 
 
-def equation_slide(label: str, dest: str) -> str:
-    el, where = _find_id(f"equation-{label}")
-    _relink(el, where, dest)
-    page = where.split("/")[-1].removesuffix(".html")
-    return f'<div class="tl-equation">{el.decode_contents()}</div><p class="tl-source">{html.escape(_page_title(page))}</p>'
+def equation_slide(label: str, title: str | None = None) -> tuple[str, str]:
+    ref = built.lookup(label)
+    if ref.kind != "equation":
+        raise SlideError(f"tools/slides.yml: {label!r} is not an equation")
+    el = BeautifulSoup(str(ref.element), "html.parser")
+    _relink(el, ref.page)
+    return title or ref.title, f'<div class="tl-equation">{el}</div><p class="tl-source">{html.escape(built.page_title(ref.page))}</p>'
 
 
-def cell_slide(page: str, contains: str, live: bool, dest: str) -> str:
-    soup, where = _page(page)
+def cell_slide(page: str, contains: str, live: bool, title: str | None = None) -> tuple[str, str]:
+    soup = built.page(page)
     for cell in soup.select("div.cell"):
         source = cell.select_one(".cell_input pre")
         if source is not None and contains in source.get_text():
             break
     else:
         raise SlideError(f"no code cell containing {contains!r} on {page}")
-    _relink(cell, where, dest)
-    code = html.escape(source.get_text().rstrip("\n"))
+    heading = built.heading_of(cell)
+    cell = _relink(BeautifulSoup(str(cell), "html.parser").find("div"), page)
+    code = html.escape(fit_code(cell.select_one(".cell_input pre").get_text().rstrip("\n")))
     outputs = []
     for out in cell.select(".cell_output"):
         img = out.find("img")
         if img is not None:
-            outputs.append(f'<img src="{html.escape(img["src"], quote=True)}" alt="{html.escape(img.get("alt", ""), quote=True)}">')
+            outputs.append(f'<img class="tl-cell-img" src="{html.escape(img["src"], quote=True)}" alt="{html.escape(img.get("alt", ""), quote=True)}">')
         else:
             pre = out.find("pre")
             if pre is not None:
-                outputs.append(f"<pre class=\"tl-output\">{html.escape(pre.get_text().rstrip())}</pre>")
-    badge = '<p class="tl-live">Run it live</p>' if live else ""
-    return f'{badge}<pre class="tl-code"><code>{code}</code></pre>{"".join(outputs)}<p class="tl-source">{html.escape(_page_title(page))}</p>'
+                outputs.append(f'<pre class="tl-output">{html.escape(pre.get_text().rstrip())}</pre>')
+    badge = '<span class="tl-live">run it live</span>' if live else ""
+    body = f'<div class="tl-cell"><pre class="tl-code"><code>{code}</code></pre>{"".join(outputs)}</div>{badge}<p class="tl-source">{html.escape(built.page_title(page))}</p>'
+    return title or (_title_html(heading) if heading is not None else built.page_title(page)), body
 
 
-def table_slide(page: str, section: str, dest: str) -> str:
-    soup, where = _page(page)
+CODE_COLUMNS = 74  # characters of code that fit one line of a slide at the code's size
+
+
+def fit_code(code: str, width: int = CODE_COLUMNS) -> str:
+    """Code as a slide shows it: a line too long for the slide has its trailing comment
+    moved onto its own line just above it, at the same indentation (the code is unchanged;
+    what is still too long wraps)."""
+    out = []
+    for line in code.splitlines():
+        m = re.match(r"^(\s*)(.*?\S)\s{2,}(#.*)$", line)
+        if len(line) > width and m and line.count('"') % 2 == 0 and "'" not in m.group(2)[-1:]:
+            out.append(m.group(1) + m.group(3))
+            out.append(m.group(1) + m.group(2))
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def table_slide(page: str, section: str, title: str | None = None) -> tuple[str, str]:
+    soup = built.page(page)
     sec = soup.find(id=section)
     table = sec.find("table") if sec is not None else None
     if table is None:
         raise SlideError(f"no table in section {section!r} of {page}")
-    _relink(table, where, dest)
-    return f'<div class="tl-table">{table}</div><p class="tl-source">{html.escape(_page_title(page))}</p>'
+    table = _relink(BeautifulSoup(str(table), "html.parser").find("table"), page)
+    return title or _title_html(built.heading_of(sec)), f'<div class="tl-table">{table}</div><p class="tl-source">{html.escape(built.page_title(page))}</p>'
 
 
-def text_slide(spec: dict) -> str:
-    points = "".join(f"<li>{html.escape(p)}</li>" for p in spec.get("points", []))
-    return f"<h2>{html.escape(spec['title'])}</h2>" + (f"<ul>{points}</ul>" if points else "")
+def quiz_slide(label: str) -> tuple[str, str, str]:
+    """A quiz question of the book: title, the question and its options; the answer goes
+    to the speaker notes."""
+    ref = built.lookup(label)
+    section = BeautifulSoup(str(ref.element), "html.parser").find("section")
+    _relink(section, ref.page)
+    answer = section.select_one(".quiz-answer")
+    if answer is None:
+        raise SlideError(f"quiz question {label!r} has no answer box")
+    answer.extract()
+    h = section.find(re.compile(r"^h[1-6]$"))
+    title = _title_html(h)
+    h.decompose()
+    for sub in section.find_all("section"):
+        sub.decompose()
+    body = f'<div class="tl-quiz">{_html(section)}</div><p class="tl-source">{html.escape(built.page_title(ref.page))}</p>'
+    for t in answer.select(".admonition-title"):
+        t.decompose()
+    return title, body, "Answer. " + built.plain(answer)
 
 
-def _page_title(page: str) -> str:
-    soup, _ = _page(page)
-    h1 = soup.select_one("article h1") or soup.find("h1")
-    return h1.get_text(" ", strip=True).rstrip("#¶ ").strip() if h1 else page
+_REF = re.compile(r"\{(ref|numref)\}`([^`]+)`")
 
 
-def _shorten(text: str, n: int) -> str:
-    if len(text) <= n:
-        return text
-    cut = text[:n].rsplit(". ", 1)[0]
-    return cut + "." if len(cut) > n // 2 else text[:n].rsplit(" ", 1)[0] + " ..."
+def resolve(text: str) -> str:
+    """{ref}`label` / {numref}`label` in a manifest string -> the build's number and title."""
+    def one(m):
+        ref = built.lookup(m.group(2))
+        return ref.text if m.group(1) == "ref" else (ref.number or ref.title)
+    return _REF.sub(one, text)
 
 
-def _notes(section: pacing.RunSheetSection) -> str:
-    parts = [f"<p><b>{html.escape(section.clock)}, {section.minutes} minutes, {html.escape(section.mode)}.</b> {html.escape(section.title)}</p>"]
-    for key in ("show", "skip", "ask the room", "expect", "board"):
-        if key in section.fields:
-            text = re.sub(r"\{doc\}`([^`]+)`", r"\1", section.fields[key])
-            parts.append(f"<p><b>{key.capitalize()}.</b> {html.escape(text)}</p>")
-    if not section.fields:
-        parts.append(f"<p>{html.escape(' '.join(section.body.split()))}</p>")
-    return '<aside class="notes">' + "".join(parts) + "</aside>"
+def text_slide(spec: dict) -> tuple[str, str]:
+    points = "".join(f"<li>{html.escape(resolve(p))}</li>" for p in spec.get("points", []))
+    return html.escape(resolve(spec["title"])), (f"<ul>{points}</ul>" if points else "")
 
 
-def _math_head(body: str, dest: str) -> str:
-    """The site's own math renderer: MathJax (raw TeX left in the page) or KaTeX's CSS
-    (formulas rendered at build time)."""
-    head = []
-    if "katex" in body:
-        for path in sorted(SITE.rglob("katex*.css")):
-            head.append(f'<link rel="stylesheet" href="{posixpath.relpath(path.relative_to(SITE).as_posix(), posixpath.dirname(dest))}">')
-            break
-    elif "\\[" in body or "\\(" in body or "\\begin{" in body:
-        # (with KaTeX the TeX source stays in each formula's MathML <annotation>: not raw TeX)
-        mathjax = next(iter(sorted(SITE.glob("mathjax/tex-*.js"))), None)
-        if mathjax is None:
-            raise SlideError("the slides have TeX but the site has no MathJax (make book)")
-        src = posixpath.relpath(mathjax.relative_to(SITE).as_posix(), posixpath.dirname(dest))
-        # as Sphinx configures it: myst-nb marks sections mathjax_ignore and the formulas "math"
-        head.append(
-            '<script>window.MathJax = {tex: {inlineMath: [["\\\\(", "\\\\)"]], displayMath: [["\\\\[", "\\\\]"]]}, '
-            'options: {ignoreHtmlClass: "tex2jax_ignore|mathjax_ignore|document", '
-            'processHtmlClass: "tex2jax_process|mathjax_process|math|output_area"}};</script>'
-        )
-        head.append(f'<script defer src="{src}"></script>')
-    return "\n".join(head)
+def book_slide(spec: dict) -> tuple[str, str]:
+    """The title slide: the book's title, its address and a QR code to it (as on the
+    handout), and the repository, all from _config.yml."""
+    import handout
+    import segno
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    url = handout.address()
+    qr = segno.make(url, error="m").svg_inline(scale=8, border=0)
+    points = "".join(f"<li>{html.escape(resolve(p))}</li>" for p in spec.get("points", []))
+    body = (f'<div class="tl-book"><div><ul>{points}</ul><p class="tl-address">{html.escape(url)}</p>'
+            f'<p class="tl-source">source (MIT licence): {html.escape(config["repository"]["url"])}</p></div>{qr}</div>')
+    return html.escape(spec.get("title") or config["title"]), body
 
 
-STYLE = """
-.reveal h2 { font-size: 1.5em; text-transform: none; }
-.reveal ul { font-size: 0.85em; }
-.reveal .tl-figure { margin: 0; }
-.reveal .tl-figure img { max-height: 560px; max-width: 100%; margin: 0; }
-.reveal figcaption, .reveal .tl-source { font-size: 0.45em; color: #333; margin: 0.3em 0 0; }
-.reveal .tl-equation { font-size: 0.9em; }
-.reveal pre.tl-code, .reveal pre.tl-output { font-size: 0.42em; width: 100%; box-shadow: none;
-  background: #f5f5f5; color: #111; text-align: left; padding: 0.4em; max-height: 360px; overflow: auto; }
-.reveal pre.tl-output { background: #fff; border-left: 3px solid #999; }
-.reveal .tl-live { font-size: 0.5em; font-weight: bold; color: #8a1c00; margin: 0 0 0.2em; }
-.reveal .tl-segment { position: absolute; top: 680px; left: 0; font-size: 0.4em; color: #444; margin: 0; }
-.reveal .tl-table table { font-size: 0.45em; }
-.reveal img { background: #fff; }
-"""
-
-
-def _slide(slide: dict, dest: str) -> str:
+def _slide(slide: dict) -> tuple[str, str, str]:
+    """(title html, body html, extra notes) of one manifest entry."""
     (kind, spec), = slide.items()
+    if kind == "book":
+        return (*book_slide(spec), "")
     if kind == "text":
-        return text_slide(spec)
+        return (*text_slide(spec), "")
     if kind == "figure":
-        return figure_slide(spec, dest)
+        spec = spec if isinstance(spec, dict) else {"name": spec}
+        return (*figure_slide(spec["name"], spec.get("title")), "")
     if kind == "equation":
-        return equation_slide(spec, dest)
+        spec = spec if isinstance(spec, dict) else {"label": spec}
+        return (*equation_slide(spec["label"], spec.get("title")), "")
     if kind == "cell":
-        return cell_slide(spec["page"], spec["contains"], bool(spec.get("live")), dest)
+        return (*cell_slide(spec["page"], spec["contains"], bool(spec.get("live")), spec.get("title")), "")
     if kind == "table":
-        return table_slide(spec["page"], spec["section"], dest)
+        return (*table_slide(spec["page"], spec["section"], spec.get("title")), "")
+    if kind == "quiz":
+        return quiz_slide(spec)
     raise SlideError(f"tools/slides.yml: unknown slide kind {kind!r}")
 
 
-def _first_slide(alternatives: list[dict], dest: str) -> str:
+def _first_slide(alternatives: list[dict]) -> tuple[str, str, str]:
     """The first of several alternatives that the built site has (a list in the manifest:
     the same slide under a page's old and new names)."""
     errors = []
     for slide in alternatives:
         try:
-            return _slide(slide, dest)
-        except SlideError as err:
+            return _slide(slide)
+        except (SlideError, built.SiteError) as err:
             errors.append(str(err))
     raise SlideError("; ".join(errors))
+
+
+# --- speaker notes from the built run sheet -------------------------------------------------
+
+def run_sheet_notes() -> dict[int, list[str]]:
+    """Segment number -> its paragraphs, as plain text, from the built run sheet."""
+    soup = built.page("instructor_run_sheet")
+    notes = {}
+    for h in soup.select("article section > h2"):
+        m = re.match(r"(\d+)\.\s", built.plain(h))
+        if not m:
+            continue
+        section = h.parent
+        notes[int(m.group(1))] = [built.plain(p) for p in section.find_all(["p", "li"]) if not p.find_parent("li") or p.name == "li"]
+    if not notes:
+        raise SlideError("the built run sheet has no numbered sections")
+    return notes
+
+
+def _notes(section: pacing.RunSheetSection, paragraphs: list[str], extra: str = "") -> str:
+    head = f"{section.clock}, {section.minutes} minutes, {section.mode}. {section.title}"
+    parts = [f"<p><b>{html.escape(head)}</b></p>"]
+    if extra:
+        parts.append(f"<p><b>{html.escape(extra)}</b></p>")
+    parts += [f"<p>{html.escape(p)}</p>" for p in paragraphs if p]
+    return '<aside class="notes">' + "".join(parts) + "</aside>"
+
+
+STYLE = """
+.reveal { --r-main-font-size: 36px; }
+.reveal .slides section { height: 720px; box-sizing: border-box; padding: 0 0 44px; text-align: left; }
+.reveal h2 { font-size: 46px; text-transform: none; margin: 0 0 16px; line-height: 1.15; }
+.reveal .tl-book { display: flex; gap: 40px; align-items: flex-start; justify-content: space-between; }
+.reveal .tl-book svg { flex: none; width: 300px; height: 300px; }
+.reveal .tl-address { font-size: 34px; font-weight: bold; margin: 30px 0 10px; }
+.reveal ul, .reveal ol { font-size: 40px; display: block; margin-left: 1.2em; }
+.reveal li { margin: 0.25em 0; }
+.reveal .tl-figure { margin: 0; text-align: center; }
+.reveal .tl-figure img { max-height: 500px; max-width: 100%; margin: 0 auto; display: block; }
+.reveal figcaption { font-size: 28px; line-height: 1.3; color: #222; margin: 10px 0 0; text-align: left; }
+.reveal .tl-source { font-size: 26px; color: #444; margin: 8px 0 0; }
+.reveal .tl-equation { font-size: 44px; margin: 60px 0 30px; text-align: center; }
+.reveal .tl-equation .eqno { float: right; }
+.reveal .tl-cell { display: flex; flex-direction: column; gap: 10px; align-items: stretch; }
+.reveal pre.tl-code, .reveal pre.tl-output { font-size: 26px; line-height: 1.2; box-shadow: none; margin: 0;
+  background: #f3f3f3; color: #111; text-align: left; padding: 8px 12px; width: auto; box-sizing: border-box;
+  font-family: "DejaVu Sans Mono", monospace; white-space: pre-wrap; overflow-wrap: anywhere; }
+.reveal pre.tl-code code { max-height: none; padding: 0; overflow: visible; white-space: inherit; font-size: inherit;
+  font-family: inherit; line-height: inherit; }
+.reveal pre.tl-output { background: #fff; border-left: 4px solid #888; }
+.reveal .tl-cell-img { max-height: 520px; max-width: 45%; margin: 0; }
+.reveal .tl-live { position: absolute; top: 6px; right: 0; font-size: 26px; font-weight: bold; color: #8a1c00;
+  border: 2px solid #8a1c00; padding: 2px 10px; border-radius: 6px; }
+.reveal .tl-segment { position: absolute; bottom: 4px; left: 0; font-size: 26px; color: #444; margin: 0; }
+.reveal .tl-table table { font-size: 26px; border-collapse: collapse; }
+.reveal .tl-table th, .reveal .tl-table td { border-bottom: 1px solid #bbb; padding: 4px 10px; }
+.reveal .tl-quiz { font-size: 34px; line-height: 1.3; }
+.reveal .tl-quiz ul { font-size: 34px; list-style: none; margin-left: 0.3em; }
+.reveal .tl-break { font-size: 44px; margin-top: 120px; text-align: center; }
+.reveal img { background: #fff; }
+.reveal .katex { font-size: 1.05em; }
+"""
+
+
+def _break_slide(seg: pacing.Segment) -> str:
+    title = "Break"
+    body = (f'<p class="tl-break">{seg.minutes} minutes<br>back at {html.escape(seg.clock.split("-")[1])}</p>')
+    notes = f'<aside class="notes"><p><b>{html.escape(seg.clock)}, {seg.minutes} minutes, break.</b> {html.escape(seg.title)}.</p></aside>'
+    label = f'<p class="tl-segment">{html.escape(seg.clock)} &middot; {html.escape(seg.title)}</p>'
+    return f'<section data-segment="break" data-title="{title}"><h2>{title}</h2>{label}{body}{notes}</section>'
+
+
+def _plain_title(title_html: str) -> str:
+    return built.plain(BeautifulSoup(f"<h2>{title_html}</h2>", "html.parser").h2)
 
 
 def build_slides() -> int:
     manifest = yaml.safe_load(MANIFEST.read_text())
     sheet = {s.number: s for s in pacing.run_sheet()}
-    dest = "slides/index.html"
+    notes_text = run_sheet_notes()
+    by_number = {seg["run_sheet"]: seg for seg in manifest["segments"]}
     sections = []
-    for segment in manifest["segments"]:
-        number = segment["run_sheet"]
-        if number not in sheet:
-            raise SlideError(f"tools/slides.yml: no section {number} in the run sheet")
+    run_numbers = iter(sorted(sheet))
+    for seg in pacing.full_plan():
+        if seg.start is None:
+            continue
+        if seg.mode == "break":
+            sections.append(_break_slide(seg))
+            continue
+        number = next(run_numbers)
         run = sheet[number]
-        notes = _notes(run)
+        if number not in by_number:
+            raise SlideError(f"tools/slides.yml: no entry for run-sheet section {number} ({run.title})")
         label = f'<p class="tl-segment">{html.escape(run.clock)} &middot; {html.escape(run.title)}</p>'
-        for slide in segment["slides"]:
-            body = _first_slide(slide if isinstance(slide, list) else [slide], dest)
-            sections.append(f'<section data-segment="{number}">{label}{body}{notes}</section>')
+        for slide in by_number[number]["slides"]:
+            title, body, extra = _first_slide(slide if isinstance(slide, list) else [slide])
+            if not title:
+                raise SlideError(f"a slide of run-sheet section {number} has no title")
+            notes = _notes(run, notes_text.get(number, []), extra)
+            plain_title = html.escape(_plain_title(title), quote=True)
+            sections.append(f'<section data-segment="{number}" data-title="{plain_title}"><h2>{title}</h2>{label}{body}{notes}</section>')
     body = "\n".join(sections)
     SLIDES.mkdir(parents=True, exist_ok=True)
     reveal_dir = SLIDES / "reveal"
@@ -291,6 +388,10 @@ def build_slides() -> int:
             raise SlideError(f"{src} missing: run `npm ci` (reveal.js is in package.json)")
         (reveal_dir / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, reveal_dir / name)
+    katex = next(iter(sorted(SITE.rglob("katex*.css"))), None)
+    katex_link = f'<link rel="stylesheet" href="{posixpath.relpath(katex.relative_to(SITE).as_posix(), "slides")}">' if katex else ""
+    if "katex" in body and not katex:
+        raise SlideError("the slides have formulas but the site has no KaTeX stylesheet (make book)")
     page = f"""<!doctype html>
 <html lang="en">
 <head>
@@ -301,7 +402,7 @@ def build_slides() -> int:
 <link rel="icon" href="../_static/favicon.png">
 <link rel="stylesheet" href="reveal/reveal.css">
 <link rel="stylesheet" href="reveal/theme/white.css">
-{_math_head(body, dest)}
+{katex_link}
 <style>{STYLE}</style>
 </head>
 <body>
@@ -311,8 +412,12 @@ def build_slides() -> int:
 <script src="reveal/reveal.js"></script>
 <script src="reveal/plugin/notes.js"></script>
 <script>
-Reveal.initialize({{hash: true, slideNumber: "c/t", width: 1280, height: 720, margin: 0.05,
-  showNotes: false, plugins: [RevealNotes]}});
+{printing.READY_SCRIPT}
+const tlPrint = /print-pdf/.test(window.location.search);
+const tlLaidOut = tlPrint ? new Promise(done => document.addEventListener("pdf-ready", done, {{once: true}})) : null;
+Reveal.initialize({{hash: !tlPrint, slideNumber: "c/t", width: {WIDTH}, height: {HEIGHT}, margin: 0.04, center: false,
+  showNotes: false, pdfMaxPagesPerSlide: 1, pdfSeparateFragments: false, plugins: [RevealNotes]}})
+  .then(() => tlWhenReady(tlLaidOut));
 </script>
 </body>
 </html>
@@ -322,109 +427,27 @@ Reveal.initialize({{hash: true, slideNumber: "c/t", width: 1280, height: 720, ma
     return len(sections)
 
 
-def chromium_pdf(url: str, out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as profile:
-        cmd = [CHROMIUM, *CHROMIUM_ARGS, f"--user-data-dir={profile}", f"--print-to-pdf={out}", url]
-        subprocess.run(cmd, check=True, capture_output=True, timeout=300)
-    if not out.exists() or out.stat().st_size < 1000:
-        raise SlideError(f"Chromium did not print {url} to {out}")
-    print(f"wrote {out.relative_to(ROOT)}")
-
-
-def slides() -> int:
-    build_slides()
-    chromium_pdf((SLIDES / "index.html").as_uri() + "?print-pdf", SLIDES_PDF)
-    return 0
-
-
-HANDOUT_STYLE = """
-@page { size: A4; margin: 12mm 13mm; }
-html { font: var(--tl-size, 9.5pt)/1.3 "FreeSans", "Helvetica", "Arial", sans-serif; color: #000; }
-body { margin: 0; }
-h1 { font-size: 15pt; margin: 0 0 2mm; }
-h2 { font-size: 11pt; margin: 3mm 0 1mm; break-after: avoid; }
-h3 { font-size: 10pt; margin: 2mm 0 1mm; break-after: avoid; }
-p, ul, ol, dl { margin: 0 0 1.5mm; }
-table { border-collapse: collapse; width: 100%; font-size: 0.9em; margin: 1mm 0 2mm; break-inside: avoid; }
-th, td { border: 0.5pt solid #555; padding: 0.6mm 1.2mm; text-align: left; vertical-align: top; }
-pre, code { font-family: "DejaVu Sans Mono", "FreeMono", monospace; font-size: 0.85em; }
-pre { white-space: pre-wrap; background: #f3f3f3; padding: 1mm 1.5mm; margin: 0 0 1.5mm; break-inside: avoid; }
-img { max-width: 100%; max-height: 60mm; }
-.math, mjx-container { font-size: 95%; }
-a { color: #000; text-decoration: none; }
-.tl-footer { margin-top: 3mm; border-top: 0.5pt solid #000; padding-top: 1mm; font-size: 0.9em; }
-.headerlink, .toggle-button, button, .copybtn, script, .tag_remove-cell { display: none !important; }
-"""
-
-
-def handout() -> int:
-    manifest = yaml.safe_load(MANIFEST.read_text())["handout"]
-    page = manifest["page"]
-    if not (SITE / "book" / f"{page}.html").exists():
-        print(f"tools/slides.py: book/{page} is not built; the handout is made from book/{manifest['fallback']}")
-        page = manifest["fallback"]
-    soup, where = _page(page)
-    article = soup.select_one("article") or soup.body
-    for junk in article.select(".headerlink, .cell_input, .tag_hide-input .cell_input, script, button, .copybtn"):
-        junk.decompose()
-    dest = "handout/index.html"
-    _relink(article, where, dest)
-    repo = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
-    content = article.decode_contents()
-    doc = f"""<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Handout: {html.escape(_page_title(page))}</title>
-<meta name="description" content="A two-page handout of the lesson: equations, shapes, mask conventions.">
-<link rel="icon" href="../_static/favicon.png">
-{_math_head(content, dest)}
-<style>{HANDOUT_STYLE}</style>
-<style>html {{ --tl-size: SIZEpt; }}</style>
-</head>
-<body>
-<main>
-{content}
-<p class="tl-footer">The Transformer: attention, multi-head attention and positional encoding.
-The book, to read and run: https://transformer-lessons.github.io/transformer-lessons/ &middot;
-source and licence (MIT): {html.escape(repo)}</p>
-</main>
-</body>
-</html>
-"""
-    HANDOUT.mkdir(parents=True, exist_ok=True)
-    # Two A4 sides at most: the largest of these text sizes that fits.
-    for size in HANDOUT_SIZES:
-        (HANDOUT / "index.html").write_text(doc.replace("SIZEpt", f"{size}pt"))
-        chromium_pdf((HANDOUT / "index.html").as_uri(), HANDOUT_PDF)
-        pages = _pdf_pages(HANDOUT_PDF)
-        if pages <= 2:
-            break
-        print(f"  {pages} pages at {size} pt: smaller")
-    else:
-        raise SlideError(f"book/{page} does not fit two A4 sides even at {HANDOUT_SIZES[-1]} pt")
-    print(f"wrote {(HANDOUT / 'index.html').relative_to(ROOT)} from book/{page} at {size} pt, {pages} pages")
-    return 0
-
-
-HANDOUT_SIZES = [9.5, 9.0, 8.5, 8.0, 7.5, 7.0]
-
-
-def _pdf_pages(path: Path) -> int:
-    info = subprocess.run(["pdfinfo", str(path)], check=True, capture_output=True, text=True).stdout
-    return int(re.search(r"^Pages:\s+(\d+)", info, re.MULTILINE).group(1))
+def print_slides() -> None:
+    url = (SLIDES / "index.html").as_uri() + "?print-pdf"
+    with printing.browser() as b:
+        page = printing.open_ready(b, url, {"width": WIDTH, "height": HEIGHT})
+        printing.pdf(page, SLIDES_PDF)
+    print(f"wrote {SLIDES_PDF.relative_to(ROOT)}")
 
 
 def main(argv: list[str]) -> int:
-    commands = {"slides": slides, "handout": handout}
-    if len(argv) != 1 or argv[0] not in commands:
+    if argv == ["handout"]:  # the Makefile's target: tools/handout.py makes it
+        import handout
+
+        return handout.main([])
+    if argv not in ([], ["slides"]):
         sys.exit(__doc__)
     try:
-        return commands[argv[0]]()
-    except SlideError as err:
+        build_slides()
+        print_slides()
+    except (SlideError, built.SiteError) as err:
         sys.exit(f"tools/slides.py: {err}")
+    return 0
 
 
 if __name__ == "__main__":

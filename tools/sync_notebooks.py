@@ -13,6 +13,18 @@ free of it, so a new page needs no boilerplate beyond its jupytext header.
 Cells tagged ``remove-cell`` in a page (hidden checks of the page's claims) are left out
 of the notebook: a reader in Colab or Binder sees what the site shows.
 
+Build-only code lives in those cells and nowhere else. myst-nb's ``glue`` (numbers quoted
+in the prose) and anything else of the book's build exists only where the book is built:
+a reader's kernel has the package, its dependencies and what the install cell adds. So a
+page imports ``from myst_nb import glue`` in a ``remove-cell`` cell (typically one right
+after its setup cell), never in a visible or ``hide-input`` cell; the notebook then has
+no glue, and has no need of it (its prose is the page's, with the glued numbers as roles
+a notebook does not render). A stand-in ``glue`` that works without myst-nb was not
+chosen: it would put build machinery in front of the reader for nothing.
+``tests/test_notebooks.py`` checks every import of every notebook against what Colab (with
+the install cell) and ``binder/`` install, and runs every notebook in rebuilt Colab and
+Binder environments (``tests/reader_envs.py``).
+
 ``python tools/sync_notebooks.py``          rewrite what is out of date (``make notebooks``)
 ``python tools/sync_notebooks.py --check``  exit 1 if anything is out of date (the tests)
 """

@@ -367,8 +367,8 @@ def positional_input(tokens=None, d_model: int = example.D_MODEL) -> ThemedFigur
                    size=min(SMALL, cell * 72 * 0.95), ha="right")
         y3 = y2 - block_h / 2 - 0.75
         c.arrow((xm, y2 - block_h / 2 - 0.03), (xm, y3 + 0.2), f"X + PE {shape_label(shapes['sum'])}")
-        c.box(xm, y3, 2.2, 0.4, "encoder layer 1", fill=FILL[c.theme])
-        c.arrow((xm, y3 - 0.2), (xm, y3 - 0.55), "layers 2 ... N")
+        c.box(xm, y3, 2.2, 0.4, "encoder layer 0", fill=FILL[c.theme])  # layers count from 0
+        c.arrow((xm, y3 - 0.2), (xm, y3 - 0.55), "layers 1 ... N-1")
 
     return _diagram(height, draw, shapes)
 

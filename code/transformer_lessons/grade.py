@@ -9,9 +9,8 @@ imports, definitions and module-level helpers run (:mod:`transformer_lessons.sub
 says which statements), in a child process of its own (:mod:`transformer_lessons.sandbox`):
 a fresh interpreter in a scratch directory, with a memory cap, killed with everything it
 started once its items are graded. The child only runs the learner's functions on inputs
-the grader sends; the grader itself runs the checks of :mod:`~transformer_lessons.checks`,
-:mod:`~transformer_lessons.bughunt` and :mod:`~transformer_lessons.decoder_checks` on
-what comes back, decides the points, and alone prints the report and writes the files.
+the grader sends; the grader itself runs the checks of :mod:`~transformer_lessons.checks`
+(its encoder, decoder and bug-hunt checks) on what comes back, decides the points, and alone prints the report and writes the files.
 
 Every item of :data:`RUBRIC` (or those of ``--items``/``--assignment``, see
 :data:`ASSIGNMENTS`) gives one line: points and ``pass`` or the check's message. An item
@@ -37,7 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import bughunt, checks, decoder_checks, submission
+from . import checks, submission
+from .checks import bughunt
 from .sandbox import (
     BadReply, ItemTimeout, RemoteClass, RemoteFunction, Sandbox, SandboxError, WorkerDied, clean_text,
     set_subreaper,
@@ -103,11 +103,11 @@ RUBRIC = [
     ),
     Item("assign_causal_multi_head", "causal_multi_head_attention", 8, checks.check_causal_multihead_attention,
          "the graded assignment: causal multi-head attention"),
-    Item("dec_causal_mask", "make_mask", 2, decoder_checks.check_causal_mask,
+    Item("dec_causal_mask", "make_mask", 2, checks.check_causal_mask,
          "the decoder's causal mask, True = may attend", allowed=("softmax",)),
-    Item("dec_torch_mask", "make_torch_mask", 2, decoder_checks.check_pytorch_causal_mask,
+    Item("dec_torch_mask", "make_torch_mask", 2, checks.check_pytorch_causal_mask,
          "the same mask for `nn.MultiheadAttention` (True = blocked)", allowed=("softmax",)),
-    Item("lm_cached_attention", "step", 4, decoder_checks.check_cached_attention,
+    Item("lm_cached_attention", "step", 4, checks.check_cached_attention,
          "one decoding step with a key-value cache"),
 ]
 

@@ -286,8 +286,9 @@ def head_patterns(attentions: list[np.ndarray]) -> dict[str, np.ndarray]:
 
 def heads_above(score: np.ndarray, threshold: float) -> list[tuple[int, int, float]]:
     """``(layer, head, score)`` of every head whose ``score (L, H)`` exceeds ``threshold``,
-    largest first; layers and heads counted from 1, as on the book's page."""
-    found = [(l + 1, h + 1, float(score[l, h])) for l, h in zip(*np.nonzero(score > threshold))]
+    largest first; layers and heads counted from 0, as everywhere in the book (they are the
+    indices of ``score``)."""
+    found = [(int(l), int(h), float(score[l, h])) for l, h in zip(*np.nonzero(score > threshold))]
     return sorted(found, key=lambda x: -x[2])
 
 
@@ -320,8 +321,8 @@ def head_gallery(weights: np.ndarray, tokens: list[str], title: str | None = Non
     fig = Figure(figsize=(0.62 * H + 1.2, 0.62 * L + 0.9), layout="constrained")
     ax = fig.add_subplot()
     image = ax.imshow(mosaic, cmap=WEIGHTS_CMAP, vmin=0, vmax=1, interpolation="nearest")
-    ax.set_xticks([h * step + (T - 1) / 2 for h in range(H)], [str(h + 1) for h in range(H)])
-    ax.set_yticks([l * step + (T - 1) / 2 for l in range(L)], [str(l + 1) for l in range(L)])
+    ax.set_xticks([h * step + (T - 1) / 2 for h in range(H)], [str(h) for h in range(H)])  # from 0
+    ax.set_yticks([l * step + (T - 1) / 2 for l in range(L)], [str(l) for l in range(L)])
     ax.set_xlabel("head")
     ax.set_ylabel("layer")
     ax.tick_params(length=0)
@@ -364,19 +365,20 @@ def head_view(weights: np.ndarray, tokens: list[str], title: str | None = None, 
     return fig
 
 
-def explore_heads(model: BertEncoder, text: str, layer: int = 1, head: int = 1, token: str | None = None):
+def explore_heads(model: BertEncoder, text: str, layer: int = 0, head: int = 0, token: str | None = None):
     """The head view of ``text`` for a notebook: with ipywidgets (Colab, most Jupyter
     installs) a layer/head/token picker; without, the figure for ``layer``/``head``
-    (counted from 1). Returns the figure (or the widget)."""
+    (counted from 0, the indices of ``model.attention``). Returns the figure (or the widget)."""
     tokens = model.tokenize(text)
     weights = model.attention(text)  # (L, H, T, T)
     L, H = weights.shape[:2]
-    if not (1 <= layer <= L and 1 <= head <= H):
-        raise ValueError(f"layer must be 1..{L} and head 1..{H}; got layer={layer}, head={head}")
+    if not (0 <= layer < L and 0 <= head < H):
+        raise ValueError(f"layer must be 0..{L - 1} and head 0..{H - 1} (counted from 0); "
+                         f"got layer={layer}, head={head}")
 
     def figure(layer, head, token):
         q = None if token == "(all)" else tokens.index(token)
-        return head_view(weights[layer - 1, head - 1], tokens, f"layer {layer}, head {head}", query=q)
+        return head_view(weights[layer, head], tokens, f"layer {layer}, head {head}", query=q)
 
     try:
         import ipywidgets as widgets
@@ -389,8 +391,8 @@ def explore_heads(model: BertEncoder, text: str, layer: int = 1, head: int = 1, 
 
     return widgets.interactive(
         show,
-        layer=widgets.IntSlider(layer, 1, L, description="layer"),
-        head=widgets.IntSlider(head, 1, H, description="head"),
+        layer=widgets.IntSlider(layer, 0, L - 1, description="layer"),
+        head=widgets.IntSlider(head, 0, H - 1, description="head"),
         token=widgets.Dropdown(options=["(all)", *dict.fromkeys(tokens)], value=token or "(all)", description="token"),
     )
 
@@ -425,7 +427,7 @@ def head_view_html(texts: list[str], tokens: list[list[str]], attentions: list[n
     s, l, h = start
     L, H = attentions[0].shape[:2]
     data = {"layers": L, "heads": H, "start": {"sentence": s, "layer": l, "head": h}, "sentences": sentences}
-    fig = head_view(attentions[s][l, h], tokens[s], f"layer {l + 1}, head {h + 1}", query=query)
+    fig = head_view(attentions[s][l, h], tokens[s], f"layer {l}, head {h}", query=query)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
     # it sits in the page as a data URI: a 32-colour palette makes it about 4x smaller

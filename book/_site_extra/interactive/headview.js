@@ -51,10 +51,11 @@
 
     const controls = el("div", { class: "headview-controls" });
     const [c1, sSel] = select(id("sentence"), "Sentence", sentences.map((s, i) => [i, s.text]), state.s);
-    // option values count from 1, like their labels (state counts from 0)
-    const [c2, lSel] = select(id("layer"), "Layer", [...Array(L).keys()].map((i) => [i + 1, String(i + 1)]), state.l + 1);
+    // layers, heads and tokens count from 0, as everywhere in the book (the arrays' indices);
+    // option values are those indices, like the state
+    const [c2, lSel] = select(id("layer"), "Layer", [...Array(L).keys()].map((i) => [i, String(i)]), state.l);
     const [c3, hSel] = select(id("head"), "Head",
-      [["all", "all (mean)"], ...[...Array(H).keys()].map((i) => [i + 1, String(i + 1)])], state.h + 1);
+      [["all", "all (mean)"], ...[...Array(H).keys()].map((i) => [i, String(i)])], state.h);
     controls.append(c1, c2, c3);
 
     const grid = el("div", { class: "headview-grid" });
@@ -87,7 +88,7 @@
     }
 
     function headName() {
-      return `layer ${state.l + 1}, ${state.h === "all" ? "all heads (mean)" : "head " + (Number(state.h) + 1)}`;
+      return `layer ${state.l}, ${state.h === "all" ? "all heads (mean)" : "head " + Number(state.h)}`;
     }
 
     function draw() {
@@ -124,8 +125,8 @@
         readout.textContent = `${headName()}. Hover, tap or focus a token on the left to see where it attends.`;
       } else {
         const top = [...W[focus].keys()].sort((a, b) => W[focus][b] - W[focus][a]).slice(0, 3);
-        readout.textContent = `${headName()}: "${s.tokens[focus]}" (token ${focus + 1}) attends most to ` +
-          top.map((j) => `"${s.tokens[j]}" (token ${j + 1}, ${W[focus][j].toFixed(2)})`).join(", ") + ".";
+        readout.textContent = `${headName()}: "${s.tokens[focus]}" (token ${focus}) attends most to ` +
+          top.map((j) => `"${s.tokens[j]}" (token ${j}, ${W[focus][j].toFixed(2)})`).join(", ") + ".";
       }
     }
 
@@ -140,7 +141,7 @@
       right.replaceChildren();
       s.tokens.forEach((tok, i) => {
         const b = el("button", { type: "button", class: "headview-token", "aria-pressed": "false",
-          "aria-label": `${tok}, token ${i + 1} of ${s.tokens.length}` }, tok);
+          "aria-label": `${tok}, token ${i} (tokens 0 to ${s.tokens.length - 1})` }, tok);
         b.addEventListener("mouseenter", () => show(i));
         b.addEventListener("mouseleave", () => show(state.pinned));
         b.addEventListener("focus", () => show(i));
@@ -165,8 +166,8 @@
     }
 
     sSel.addEventListener("change", () => { state.s = Number(sSel.value); build(); });
-    lSel.addEventListener("change", () => { state.l = Number(lSel.value) - 1; draw(); });
-    hSel.addEventListener("change", () => { state.h = hSel.value === "all" ? "all" : Number(hSel.value) - 1; draw(); });
+    lSel.addEventListener("change", () => { state.l = Number(lSel.value); draw(); });
+    hSel.addEventListener("change", () => { state.h = hSel.value === "all" ? "all" : Number(hSel.value); draw(); });
     build();
   }
 

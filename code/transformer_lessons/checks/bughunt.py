@@ -1,8 +1,9 @@
 """The bug hunt: six short attention functions with one real-world bug each.
 
 The book shows each broken function as a starter cell; each ``check_*`` runs the
-learner's fixed version on seeded inputs, passes it when its values match the
-reference, and otherwise names what is still wrong.
+learner's fixed version on copies of seeded inputs, passes it when its values match the
+reference, and otherwise names what is still wrong (the conventions of :mod:`.core`).
+:data:`CHECKS` lists them in the book's order, by the name of the function to fix.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ import math
 
 import numpy as np
 
-from .attention import causal_mask, scaled_dot_product_attention, softmax
-from .checks import as_array, call_learner, close, diagnose, naive_softmax
+from ..attention import causal_mask, scaled_dot_product_attention, softmax
+from .core import CheckFailed, as_array, call_learner, close, diagnose, naive_softmax, transpose_hint
 
 
 def _sdpa_naive(q, k, v, allowed=None, fill=-np.inf):
@@ -30,43 +31,29 @@ def _both_fills(q, k, v, allowed) -> list[np.ndarray]:
     return [_sdpa_naive(q, k, v, allowed), _sdpa_naive(q, k, v, allowed, fill=-1e9), softmax(s) @ v]
 
 
-def _named(pairs) -> dict:
-    """``{message: array}`` from ``[(message, [array, ...]), ...]``, one key per variant."""
-    out = {}
-    for message, arrays in pairs:
-        for i, a in enumerate(arrays):
-            out[message + "\u200b" * i] = a  # zero-width suffix keeps keys apart, prints the same
-    return out
-
-
 # ---------------------------------------------------------------- bug 1: causal mask
 def check_causal_attention(fn) -> None:
     """``fn(Q, K, V) -> output (T, d_v)`` with a causal mask: position t sees 0..t."""
     rng = np.random.default_rng(1)
     q, k, v = rng.normal(size=(5, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 3))
-    got, dtype = as_array(call_learner(fn, q, k, v))
     expected, _ = scaled_dot_product_attention(q, k, v, causal_mask(5))
+    got, dtype = as_array(call_learner(fn, q, k, v))
     t = np.arange(5)
-    mistakes = _named(
-        [
-            (
-                "the mask is the wrong way round: each position sees itself and the future (np.triu); "
-                "position t must see 0..t, True on and below the diagonal (np.tril)",
-                _both_fills(q, k, v, t[:, None] <= t[None, :]),
-            ),
-            (
-                "the mask lets each position see only the future and blocks the past and itself; "
-                "True must mean 'may attend', on and below the diagonal (np.tril)",
-                _both_fills(q, k, v, t[:, None] < t[None, :]),
-            ),
-            (
-                "the diagonal is blocked: a position may attend to itself (np.tril with k=0); position 0 "
-                "now has nothing to attend to",
-                _both_fills(q, k, v, t[:, None] > t[None, :]),
-            ),
-            ("there is no mask: every position sees the future", [_sdpa_naive(q, k, v)]),
-        ]
-    )
+    row, col = t[:, None], t[None, :]  # query t, key s
+    mistakes = {
+        "the mask is the wrong way round: each position sees itself and the future (np.triu); "
+        "position t must see 0..t, True on and below the diagonal (np.tril)": _both_fills(q, k, v, row <= col),
+        "the mask lets each position see only the future and blocks the past and itself; "
+        "True must mean 'may attend', on and below the diagonal (np.tril)": _both_fills(q, k, v, row < col),
+        "the diagonal is blocked: a position may attend to itself (np.tril with k=0); position 0 "
+        "now has nothing to attend to": _both_fills(q, k, v, row > col),
+        "the mask is applied after the softmax: zeroing weights afterwards leaves rows that no longer "
+        "sum to 1; set the blocked scores to -inf before the softmax": np.where(
+            causal_mask(5), softmax(q @ k.T / math.sqrt(4)), 0.0
+        )
+        @ v,
+        "there is no mask: every position sees the future": _sdpa_naive(q, k, v),
+    }
     diagnose(got, dtype, expected, mistakes, "causal attention, T=5")
     print("Correct! Position t attends to positions 0..t only.")
 
@@ -76,8 +63,8 @@ def check_softmax_rows(fn) -> None:
     """``fn(scores (T, S)) -> weights (T, S)``, each row a softmax over the keys."""
     rng = np.random.default_rng(2)
     for scores in (rng.normal(size=(5, 5)) * 3, rng.normal(size=(3, 7)) * 3 + 500):
-        got, dtype = as_array(call_learner(fn, scores.copy()))
         expected = softmax(scores, axis=-1)
+        got, dtype = as_array(call_learner(fn, scores))
         mistakes = {
             "each column sums to 1, not each row: normalise over the keys, axis=-1": softmax(scores, axis=0),
             "the maximum is taken per column (axis=0): subtract each row's maximum, "
@@ -107,8 +94,8 @@ def check_batched_attention(fn) -> None:
     # B = S = d_k: here Q @ K.T runs without an error and gives wrong numbers.
     for b, t, s, d_k, d_v in ((4, 3, 4, 4, 2), (2, 3, 5, 4, 6)):
         q, k, v = rng.normal(size=(b, t, d_k)), rng.normal(size=(b, s, d_k)), rng.normal(size=(b, s, d_v))
-        got, dtype = as_array(call_learner(fn, q, k, v))
         expected, _ = scaled_dot_product_attention(q, k, v)
+        got, dtype = as_array(call_learner(fn, q, k, v, hint=transpose_hint))
         mistakes = {}
         if b == s == d_k:
             with np.errstate(all="ignore"):
@@ -119,6 +106,8 @@ def check_batched_attention(fn) -> None:
         mistakes["softmax normalises over the queries (axis=1 or -2); use axis=-1"] = (
             softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k), axis=-2) @ v
         )
+        unscaled = f"the scores are not scaled: divide them by sqrt(d_k) = sqrt({d_k}) (Q.shape[-1]) before the softmax"
+        mistakes[unscaled] = softmax(q @ np.swapaxes(k, -1, -2)) @ v
         diagnose(got, dtype, expected, mistakes, f"batched attention, Q {q.shape}, K {k.shape}, V {v.shape}")
     print("Correct! Each sequence of the batch attends within itself.")
 
@@ -130,8 +119,8 @@ def check_split_heads(fn) -> None:
     b, t, e, h = 2, 5, 12, 3
     d_k = e // h
     x = rng.normal(size=(b, t, e))
-    got, dtype = as_array(call_learner(fn, x.copy(), h))
     expected = x.reshape(b, t, h, d_k).transpose(0, 2, 1, 3)  # (B, T, E) -> (B, T, H, d_k) -> (B, H, T, d_k)
+    got, dtype = as_array(call_learner(fn, x, h))
     mistakes = {
         "a reshape straight to (B, H, T, d_k) reads the features in memory order, so each 'head' "
         "mixes different positions: reshape to (B, T, H, d_k), then swap axes 1 and 2": x.reshape(b, h, t, d_k),
@@ -154,12 +143,23 @@ def check_causal_self_attention(fn) -> None:
     x = torch.randn(2, 4, 8, dtype=torch.float64)
     may_attend = torch.tril(torch.ones(4, 4, dtype=torch.bool))
     with torch.no_grad():
-        got, dtype = as_array(call_learner(fn, mha, x.clone()))
 
         def run(attn_mask):
             return mha(x, x, x, attn_mask=attn_mask, need_weights=False)[0].numpy()
 
         expected = run(~may_attend)
+        try:  # on a copy of mha and of x
+            got, dtype = as_array(call_learner(fn, mha, x))
+        except CheckFailed as exc:
+            if "dtype" in str(exc.__cause__).lower():  # e.g. a float32 mask of 0 and 1 for float64 x
+                raise CheckFailed(
+                    "PyTorch refused a tensor of the wrong dtype, most likely your mask: a float attn_mask is "
+                    f"*added* to the scores and must have the dtype of x ({x.dtype}), and a float mask of 0 "
+                    "and 1 would block nothing anyway. Pass a boolean mask, True = blocked "
+                    "(~torch.tril(torch.ones(T, T, dtype=torch.bool))), or a float mask of 0 and -inf in "
+                    f"x's dtype (PyTorch said: {exc.__cause__})"
+                ) from exc.__cause__
+            raise
         mistakes = {
             "the mask is the one for F.scaled_dot_product_attention (True = may attend), but "
             "nn.MultiheadAttention's attn_mask means True = blocked: pass ~mask, or "
@@ -179,42 +179,50 @@ def check_padded_attention(fn) -> None:
     """``fn(Q, K, V, real) -> (B, T, d_v)`` for self-attention over padded sequences.
 
     ``real (B, T)`` is True for real tokens and False for padding; every query must give
-    the padding keys zero weight. Outputs at padding positions are not compared (a model
-    discards them), only the rows of real tokens.
+    the padding keys zero weight. The rows of real tokens are compared with the reference.
+    The rows of padding positions are not compared (what a padding query attends to does
+    not matter, a model discards it) but must be finite: in a model they are the next
+    layer's values, and a nan value spreads to every token even at weight 0 (0 * nan = nan).
     """
     rng = np.random.default_rng(6)
     b, t, d_k, d_v = 3, 5, 4, 3
     q, k, v = rng.normal(size=(b, t, d_k)), rng.normal(size=(b, t, d_k)), rng.normal(size=(b, t, d_v))
     real = np.arange(t)[None, :] < np.array([5, 3, 2])[:, None]  # lengths 5, 3, 2
-    got, dtype = as_array(call_learner(fn, q, k, v, real.copy()))
     expected, _ = scaled_dot_product_attention(q, k, v, real[:, None, :])
+    got, dtype = as_array(call_learner(fn, q, k, v, real, hint=transpose_hint))
     rows = real[..., None]  # compare real queries only
 
     def keep(a):
         return np.where(rows, a, 0.0)
 
-    if got.shape == expected.shape and close(keep(got), keep(expected), dtype):
-        print("Correct! Every real token ignores the padding keys.")
+    what = "padded self-attention, lengths 5, 3, 2"
+    if got.shape != expected.shape:
+        raise CheckFailed(f"{what}: expected shape (B, T, d_v) = {expected.shape}, got {got.shape}")
+    if close(keep(got), keep(expected), dtype):
+        if not np.all(np.isfinite(got)):
+            raise CheckFailed(
+                f"{what}: the real tokens are right, but the outputs at padding positions are nan or inf. "
+                "In a model they are the next layer's values, and a nan value makes every output nan even "
+                "at weight 0 (0 * nan = nan). Block only the padding keys, real[:, None, :], so that every "
+                "query keeps a key (or give a row with no key zero weights)"
+            )
+        print("Correct! Every real token ignores the padding keys, and no output is nan.")
         return
-    mistakes = _named(
-        [
-            (
-                "real tokens still attend to the padding keys: the mask must block keys, real[:, None, :] "
-                "of shape (B, 1, T); a mask on the queries, real[:, :, None], blocks only the padding rows",
-                [_sdpa_naive(q, k, v)],
-            ),
-            (
-                "the mask is the wrong way round: True marks real tokens, so keep scores where it is True",
-                _both_fills(q, k, v, ~real[:, None, :]),
-            ),
-        ]
-    )
+    mistakes = {
+        "real tokens still attend to the padding keys: the mask must block keys, real[:, None, :] "
+        "of shape (B, 1, T); a mask on the queries, real[:, :, None], blocks only the padding rows": _sdpa_naive(
+            q, k, v
+        ),
+        "the mask is the wrong way round: True marks real tokens, so keep scores where it is True": _both_fills(
+            q, k, v, ~real[:, None, :]
+        ),
+    }
     diagnose(
         keep(got),
         dtype,
         keep(expected),
-        {m: keep(a) for m, a in mistakes.items()},
-        "padded self-attention, lengths 5, 3, 2 (rows of real tokens)",
+        {m: [keep(a) for a in (w if isinstance(w, list) else [w])] for m, w in mistakes.items()},
+        f"{what} (rows of real tokens)",
     )
 
 

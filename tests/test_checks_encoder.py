@@ -1,6 +1,8 @@
-"""The exercise self-checks accept every correct form of an answer and name each classic mistake."""
+"""The exercises page's self-checks (transformer_lessons.checks.encoder) accept every correct
+form of an answer and name each classic mistake."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -50,7 +52,24 @@ def sa_logsumexp(Q, K, V):
     return np.exp(s - m - np.log(np.exp(s - m).sum(-1, keepdims=True))) @ V
 
 
+def sa_in_place(Q, K, V):
+    """Correct, and works in place: scales its Q, then overwrites the scores."""
+    Q /= np.sqrt(Q.shape[-1])
+    s = Q @ K.T
+    s -= s.max(axis=-1, keepdims=True)
+    np.exp(s, out=s)
+    s /= s.sum(axis=-1, keepdims=True)
+    return s @ V
+
+
 SA_CORRECT = {
+    "in place": sa_in_place,
+    "float32 maths returned as float64": lambda Q, K, V: (
+        lambda q, k, v: (_softmax(q @ k.T / np.float32(np.sqrt(q.shape[-1]))) @ v).astype(np.float64)
+    )(*(a.astype(np.float32) for a in (Q, K, V))),
+    "torch float32 returned as float64": lambda Q, K, V: F.scaled_dot_product_attention(
+        *_t(Q, K, V, dtype=torch.float32)
+    ).double(),
     "numpy @": lambda Q, K, V: _softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ V,
     "np.dot": lambda Q, K, V: np.dot(_softmax(np.dot(Q, K.T) / np.sqrt(Q.shape[-1])), V),
     "einsum": lambda Q, K, V: np.einsum("ts,sd->td", _softmax(np.einsum("td,sd->ts", Q, K) / Q.shape[1] ** 0.5), V),
@@ -92,6 +111,15 @@ SA_MISTAKES = {
     "whole score matrix ": lambda Q, K, V: (
         lambda q, k, v: _softmax(q @ k.T / np.float32(np.sqrt(q.shape[-1])), shift="global") @ v
     )(*(a.astype(np.float32) for a in (Q, K, V))),
+    "number of keys": lambda Q, K, V: _softmax(Q @ K.T / np.sqrt(K.shape[0])) @ V,
+    "number of queries": lambda Q, K, V: _softmax(Q @ K.T / np.sqrt(Q.shape[0])) @ V,
+    "width of the values": lambda Q, K, V: _softmax(Q @ K.T / np.sqrt(V.shape[-1])) @ V,
+    "sum without an axis": lambda Q, K, V: (lambda e: e / e.sum())(np.exp(Q @ K.T / np.sqrt(Q.shape[-1]))) @ V,
+    "sum without an axis ": lambda Q, K, V: (lambda s: np.exp(s - s.max(-1, keepdims=True)) / np.exp(
+        s - s.max(-1, keepdims=True)
+    ).sum())(Q @ K.T / np.sqrt(Q.shape[-1]))
+    @ V,
+    "sigmoid is not a softmax": lambda Q, K, V: (1 / (1 + np.exp(-(Q @ K.T) / np.sqrt(Q.shape[-1])))) @ V,
     "raised ZeroDivisionError": lambda Q, K, V: 1 / 0,
     "returned None": lambda Q, K, V: None,
     "tuple": lambda Q, K, V: (SA_CORRECT["numpy @"](Q, K, V), None),
@@ -168,7 +196,25 @@ def pe_stack(seq_len, d_model):
     return np.stack([np.sin(ang), np.cos(ang)], axis=-1).reshape(seq_len, -1)[:, :d_model]
 
 
+def pe_even_only(seq_len, d_model):
+    """Right for an even d_model, crashes for an odd one: one more sine than cosine column."""
+    pe = np.zeros((seq_len, d_model))
+    angles = np.arange(seq_len)[:, None] / 10000 ** (np.arange(0, d_model, 2) / d_model)
+    pe[:, 0::2] = np.sin(angles)
+    pe[:, 1::2] = np.cos(angles)
+    return pe
+
+
+def pe_with(seq_len, d_model, start=0, base=10000, unit=1.0):
+    ang = np.arange(start, start + seq_len)[:, None] / base ** (np.arange(0, d_model, 2) / d_model) * unit
+    pe = np.zeros((seq_len, d_model))
+    pe[:, 0::2], pe[:, 1::2] = np.sin(ang), np.cos(ang[:, : d_model // 2])
+    return pe
+
+
 PE_CORRECT = {
+    "torch float32 returned as float64": lambda n, d: pe_torch_recipe(n, d).double(),
+    "base written 1e4": lambda n, d: pe_with(n, d, base=1e4),
     "library": positional_encoding,
     "library loop": positional_encoding_loop,
     "torch recipe float32": pe_torch_recipe,
@@ -199,6 +245,12 @@ PE_MISTAKES = {
         axis=1,
     ),
     "transposed": lambda n, d: positional_encoding(n, d).T,
+    "positions are counted from 1": lambda n, d: pe_with(n, d, start=1),
+    "the base 1000;": lambda n, d: pe_with(n, d, base=1000),
+    "the base 100000;": lambda n, d: pe_with(n, d, base=100000),
+    "degrees": lambda n, d: pe_with(n, d, unit=np.pi / 180),
+    "degrees ": lambda n, d: pe_with(n, d, unit=180 / np.pi),
+    "d_model=5 is odd": pe_even_only,
     "raised IndexError": lambda n, d: np.zeros(3)[5],
     "values differ": lambda n, d: positional_encoding(n, d) + 1e-3,
 }
@@ -212,8 +264,16 @@ def test_positional_accepts_correct_answers(name, capsys):
 
 @pytest.mark.parametrize("needle", PE_MISTAKES)
 def test_positional_names_each_mistake(needle):
-    with pytest.raises(CheckFailed, match=needle.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(CheckFailed, match=re.escape(needle.strip())):
         check_positional_encoding(PE_MISTAKES[needle])
+
+
+def test_odd_width_crash_is_explained_without_the_transpose_hint():
+    with pytest.raises(CheckFailed) as err:
+        check_positional_encoding(pe_even_only)
+    message = str(err.value)
+    assert "could not broadcast" in message and "d_model // 2 = 2 cosine columns" in message
+    assert "K.T" not in message
 
 
 # ---------------------------------------------------------------- exercise 2: multi-head from scratch
@@ -225,7 +285,9 @@ def _sdpa(q, k, v, mask=None):
     return w @ v, w
 
 
-def mh_numpy(X, W_q, W_k, W_v, W_o, num_heads, mask=None, split=None, merge=None, scale=None, w_out=True):
+def mh_numpy(
+    X, W_q, W_k, W_v, W_o, num_heads, mask=None, split=None, merge=None, scale=None, w_out=True, fill=-np.inf
+):
     B, T, E = X.shape
     d_k = E // num_heads
 
@@ -235,11 +297,26 @@ def mh_numpy(X, W_q, W_k, W_v, W_o, num_heads, mask=None, split=None, merge=None
     Q, K, V = heads(X @ W_q), heads(X @ W_k), heads(X @ W_v)
     s = Q @ K.transpose(0, 1, 3, 2) / np.sqrt(scale or d_k)
     if mask is not None:
-        s = np.where(mask, s, -np.inf)
+        s = np.where(mask, s, fill)
     w = _softmax(s)
     o = w @ V
     o = merge(o, B, T, E) if merge else o.transpose(0, 2, 1, 3).reshape(B, T, E)
     return (o @ W_o if w_out else o), w
+
+
+def mh_zero_rows(X, W_q, W_k, W_v, W_o, num_heads, mask):
+    """Masked multi-head attention with a softmax that gives a row with no key zero weights."""
+    B, T, E = X.shape
+    Q, K, V = ((X @ W).reshape(B, T, num_heads, -1).transpose(0, 2, 1, 3) for W in (W_q, W_k, W_v))
+    w = softmax(np.where(mask, Q @ np.swapaxes(K, -1, -2) / np.sqrt(E // num_heads), -np.inf))
+    return (w @ V).transpose(0, 2, 1, 3).reshape(B, T, E) @ W_o, w
+
+
+def mh_mask_after_softmax(X, W_q, W_k, W_v, W_o, num_heads, mask):
+    B, T, E = X.shape
+    Q, K, V = ((X @ W).reshape(B, T, num_heads, -1).transpose(0, 2, 1, 3) for W in (W_q, W_k, W_v))
+    w = _softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(E // num_heads)) * mask  # rows no longer sum to 1
+    return (w @ V).transpose(0, 2, 1, 3).reshape(B, T, E) @ W_o, w
 
 
 def mh_loop_heads(X, W_q, W_k, W_v, W_o, num_heads, mask=None):
@@ -332,7 +409,43 @@ class MHModuleQKV(MHModule):
         return super().forward(query, mask)
 
 
+def mh_in_place(X, W_q, W_k, W_v, W_o, num_heads, mask=None):
+    """Correct, and works in place: folds the scale into its W_q, then scales nothing."""
+    W_q /= np.sqrt(X.shape[-1] // num_heads)
+    return mh_numpy(X, W_q, W_k, W_v, W_o, num_heads, mask=mask, scale=1)
+
+
+def mh_f_linear(X, W_q, W_k, W_v, W_o, num_heads, mask=None):
+    """What people who know nn.Linear write: F.linear(x, W) computes x @ W.T."""
+    x, wq, wk, wv, wo = _t(X, W_q, W_k, W_v, W_o)
+    B, T, E = x.shape
+    q, k, v = (F.linear(x, w).view(B, T, num_heads, -1).transpose(1, 2) for w in (wq, wk, wv))
+    m = None if mask is None else torch.as_tensor(mask)
+    w = torch.softmax(
+        (q @ k.transpose(-2, -1) / math.sqrt(E // num_heads)).masked_fill(
+            ~m if m is not None else torch.zeros(1, dtype=torch.bool), float("-inf")
+        ),
+        -1,
+    )
+    return F.linear((w @ v).transpose(1, 2).reshape(B, T, E), wo), w
+
+
+def mh_softmax_over_queries(X, W_q, W_k, W_v, W_o, num_heads, mask=None):
+    B, T, E = X.shape
+    d_k = E // num_heads
+    Q, K, V = ((X @ W).reshape(B, T, num_heads, d_k).transpose(0, 2, 1, 3) for W in (W_q, W_k, W_v))
+    s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    w = _softmax(s, axis=-2)
+    return (w @ V).transpose(0, 2, 1, 3).reshape(B, T, E) @ W_o, w
+
+
 MH_CORRECT = {
+    "in place": mh_in_place,
+    "torch float32 returned as float64": lambda *a, mask=None: tuple(
+        r.double() for r in mh_torch(torch.float32)(*a, mask=mask)
+    ),
     "numpy": mh_numpy,
     "loop over heads": mh_loop_heads,
     "loop over batch": mh_loop_batch,
@@ -375,6 +488,9 @@ MH_MISTAKES = {
     "weights are averaged over the heads": lambda X, *W, mask=None: (lambda o, w: (o, w.mean(1)))(
         *mh_numpy(X, *W, mask=mask)
     ),
+    "W_o is applied transposed": lambda X, Wq, Wk, Wv, Wo, h, mask=None: mh_numpy(X, Wq, Wk, Wv, Wo.T, h, mask=mask),
+    "projections are applied transposed": mh_f_linear,
+    "you normalised over the queries": mh_softmax_over_queries,
     "return a pair": lambda X, *W, mask=None: mh_numpy(X, *W, mask=mask)[0],
     "raised ValueError": lambda X, *W, mask=None: np.zeros(3).reshape(2, 2),
     "weights: values differ": lambda X, *W, mask=None: (
@@ -408,7 +524,11 @@ def test_module_without_projections_is_named():
 # ---------------------------------------------------------------- the instructor's assignment: causal multi-head
 CAUSAL_MISTAKES = {
     "wrong way round": lambda X, *W, mask: mh_numpy(X, *W, mask=~mask | np.eye(mask.shape[0], dtype=bool)),
-    "sees nothing": lambda X, *W, mask: mh_numpy(X, *W, mask=~mask),
+    "no key left": lambda X, *W, mask: mh_numpy(X, *W, mask=~mask),
+    "no key left ": lambda X, *W, mask: mh_zero_rows(X, *W, mask=~mask),
+    "no key left  ": lambda X, *W, mask: mh_numpy(X, *W, mask=~mask, fill=-1e9),
+    "applied after the softmax": lambda X, *W, mask: mh_mask_after_softmax(X, *W, mask=mask),
+    "you normalised over the queries": lambda X, *W, mask: mh_softmax_over_queries(X, *W, mask=mask),
     "mask is not applied": lambda X, *W, mask: mh_numpy(X, *W),
     "W\\^O is missing": lambda X, *W, mask: mh_numpy(X, *W, mask=mask, w_out=False),
     "merged with a reshape": lambda X, *W, mask: mh_numpy(
@@ -430,7 +550,7 @@ def test_causal_multihead_accepts_correct_answers(name, capsys):
 @pytest.mark.parametrize("needle", CAUSAL_MISTAKES)
 def test_causal_multihead_names_each_mistake(needle):
     wrong = CAUSAL_MISTAKES[needle]
-    with pytest.raises(CheckFailed, match=needle):
+    with pytest.raises(CheckFailed, match=needle.strip()):
         check_causal_multihead_attention(lambda X, wq, wk, wv, wo, h, mask: wrong(X, wq, wk, wv, wo, h, mask=mask))
 
 

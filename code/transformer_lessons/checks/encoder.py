@@ -1,15 +1,14 @@
-"""Self-checks that learners call from the exercise cells.
+"""Self-checks of the exercises page: self-attention, multi-head attention (from scratch
+and PyTorch's module), positional encoding, the attention of a trained model, and the
+graded causal multi-head assignment.
 
 Each ``check_*`` runs the learner's code on small seeded inputs and compares the
 *values* with a reference (the library's tested functions, or PyTorch's own
-``nn.MultiheadAttention``). The tolerance follows the dtype of the answer: float32
-(NumPy or torch) is compared with rtol 1e-4, atol 1e-5, float64 tightly, so any
-correct form passes (loops, ``einsum``, batched ``@``, torch). Only when the values
-are wrong does a check recompute the classic mistakes and name the one that matches;
-otherwise it reports the largest difference with enough digits and the dtype.
-
-A failed check raises :class:`CheckFailed` (an ``AssertionError``) whose message says
-what to change; a passed check prints a line starting with ``Correct!``.
+``nn.MultiheadAttention``), so any correct form passes (loops, ``einsum``, batched
+``@``, torch, in place or not). Only when the values are wrong does a check recompute
+the classic mistakes and name the one that matches; otherwise it reports the largest
+difference with enough digits and the dtype. The conventions (copies of the inputs,
+``Correct!``, :class:`CheckFailed`, the tolerance) are those of :mod:`.core`.
 """
 
 from __future__ import annotations
@@ -19,127 +18,57 @@ import math
 
 import numpy as np
 
-from .attention import causal_mask, scaled_dot_product_attention, softmax
-from .positional import positional_encoding
-
-
-class CheckFailed(AssertionError):
-    """A self-check failed; the message says what is wrong and what to change."""
-
-
-# ---------------------------------------------------------------- shared helpers
-TOLERANCES = {"float64": (1e-7, 1e-9), "float32": (1e-4, 1e-5), "float16": (1e-2, 1e-3), "bfloat16": (2e-2, 1e-2)}
-
-_KT_HINT = (
-    "; if you wrote K.T on a 3-D array: .T reverses *all* axes, (B, S, d) -> (d, S, B); "
-    "swap only the last two with np.swapaxes(K, -1, -2) or K.transpose(-2, -1) in torch"
-)
-
-
-def call_learner(fn, *args, what: str = "your function"):
-    """Call the learner's code; turn its exception into a readable failure."""
-    try:
-        with np.errstate(all="ignore"):
-            return fn(*args)
-    except CheckFailed:
-        raise
-    except NotImplementedError as exc:
-        raise CheckFailed(
-            f"{what} is not written yet: replace `raise NotImplementedError(...)` with your code, "
-            "run that cell, then run this check again"
-        ) from exc
-    except Exception as exc:  # the learner's bug, reported, not hidden
-        shapes = ", ".join(str(tuple(a.shape)) if hasattr(a, "shape") else repr(a) for a in args)
-        hint = _KT_HINT if "matmul" in str(exc) or "broadcast" in str(exc) else ""
-        raise CheckFailed(
-            f"{what} raised {type(exc).__name__}: {exc} (called with inputs of shapes {shapes}){hint}"
-        ) from exc
-
-
-def as_array(result, what: str = "your function") -> tuple[np.ndarray, str]:
-    """``(values as float64 NumPy, dtype name)`` of a NumPy array, tensor or list."""
-    if result is None:
-        raise CheckFailed(f"{what} returned None: did you forget the `return` statement?")
-    if isinstance(result, tuple):
-        raise CheckFailed(f"{what} returned a tuple of {len(result)} items; return only the array")
-    if hasattr(result, "detach"):  # a torch tensor
-        dtype = str(result.dtype).replace("torch.", "")
-        return result.detach().cpu().double().numpy(), dtype
-    arr = np.asarray(result)
-    dtype = arr.dtype.name if np.issubdtype(arr.dtype, np.floating) else "float64"
-    return arr.astype(np.float64), dtype
-
-
-def _tol(dtype: str) -> tuple[float, float]:
-    return TOLERANCES.get(dtype, TOLERANCES["float64"])
-
-
-def close(got: np.ndarray, expected: np.ndarray, dtype: str = "float64", equal_nan: bool = False) -> bool:
-    rtol, atol = _tol(dtype)
-    return got.shape == expected.shape and np.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=equal_nan)
-
-
-def diagnose(got: np.ndarray, dtype: str, expected: np.ndarray, mistakes: dict, what: str) -> None:
-    """Pass if ``got`` matches ``expected``; else name the first matching mistake, or the gap."""
-    if close(got, expected, dtype):
-        return
-    for message, wrong in mistakes.items():
-        if wrong is not None and close(got, np.asarray(wrong, dtype=float), dtype, equal_nan=True):
-            raise CheckFailed(f"{what}: {message}.")
-    if got.shape != expected.shape:
-        raise CheckFailed(f"{what}: expected shape {expected.shape}, got {got.shape}.")
-    if not np.all(np.isfinite(got)):
-        rows = sorted({int(i[0]) for i in np.argwhere(~np.isfinite(got))})
-        raise CheckFailed(f"{what}: the result contains nan or inf (at first index {rows[:5]}).")
-    rtol, atol = _tol(dtype)
-    worst = np.unravel_index(np.argmax(np.abs(got - expected) - rtol * np.abs(expected)), got.shape)
-    raise CheckFailed(
-        f"{what}: values differ from the reference; largest difference at index "
-        f"{tuple(int(i) for i in worst)}: expected {expected[worst]:.10g}, got {got[worst]:.10g} "
-        f"(your result is {dtype}, compared with rtol={rtol:g}, atol={atol:g})."
-    )
-
-
-def _numpy_dtype(dtype: str):
-    return np.float32 if dtype in ("float32", "float16", "bfloat16") else np.float64
-
-
-def naive_softmax(scores: np.ndarray, axis: int = -1, shift: str = "row") -> np.ndarray:
-    """Softmax as learners write it, NaN and all: ``shift`` is "row", "global" or "none"."""
-    with np.errstate(all="ignore"):
-        if shift == "row":
-            scores = scores - scores.max(axis=axis, keepdims=True)
-        elif shift == "global":
-            scores = scores - scores.max()
-        e = np.exp(scores)
-        return e / e.sum(axis=axis, keepdims=True)
+from ..attention import causal_mask, scaled_dot_product_attention, softmax
+from ..positional import positional_encoding
+from .core import CheckFailed, as_array, call_learner, close, diagnose, naive_softmax, transpose_hint
 
 
 # ---------------------------------------------------------------- exercise 1: self-attention
-def _attention_mistakes(q, k, v, dtype: str) -> dict[str, np.ndarray]:
-    d_k = q.shape[-1]
+def _attention_mistakes(q, k, v) -> dict[str, np.ndarray | list | None]:
+    """What the classic mistakes of Exercise 1 compute on ``Q (T, d_k)``, ``K (S, d_k)``, ``V (S, d_v)``."""
+    (t, d_k), s, d_v = q.shape, k.shape[0], v.shape[-1]
     scores = q @ k.T  # (T, S)
     scaled = scores / math.sqrt(d_k)
     w = softmax(scaled)
-    dt = _numpy_dtype(dtype)  # exp() overflows at the answer's precision: 88 in float32, 709 in float64
-    scaled_dt = (q.astype(dt) @ k.astype(dt).T) / dt(math.sqrt(d_k))
-    no_shift = naive_softmax(scaled_dt, shift="none").astype(float) @ v
-    global_shift = naive_softmax(scaled_dt, shift="global").astype(float) @ v
-    unnormalised = np.exp(np.minimum(scaled, 700)) @ v
+
+    def in_dtypes(shift):  # exp() overflows at the precision of the maths: 88 in float32, 709 in float64
+        return [
+            naive_softmax((q.astype(dt) @ k.astype(dt).T) / dt(math.sqrt(d_k)), shift=shift, dtype=dt) @ v
+            for dt in (np.float64, np.float32)
+        ]
+
+    def other_scale(n):  # a scale other than sqrt(d_k), named only where it gives other numbers
+        return softmax(scores / math.sqrt(n)) @ v if n != d_k else None
+
+    with np.errstate(all="ignore"):
+        e = np.exp(scaled - scaled.max(axis=-1, keepdims=True))
+        whole = [softmax(scaled.reshape(-1)).reshape(t, s) @ v, (e / e.sum()) @ v]
+        sigmoid = (1 / (1 + np.exp(-scaled))) @ v
+        unnormalised = np.exp(np.minimum(scaled, 700)) @ v
     return {
         "the scores are not scaled: divide Q K^T by sqrt(d_k) before the softmax": softmax(scores) @ v,
         "the scores are divided by d_k; the paper divides by sqrt(d_k)": softmax(scores / d_k) @ v,
+        f"the scores are divided by sqrt(S) = sqrt({s}), the number of keys (K.shape[0]); divide by "
+        f"sqrt(d_k) = sqrt({d_k}), the width of each query and key (Q.shape[-1])": other_scale(s),
+        f"the scores are divided by sqrt(T) = sqrt({t}), the number of queries (Q.shape[0]); divide by "
+        f"sqrt(d_k) = sqrt({d_k}), the width of each query and key (Q.shape[-1])": other_scale(t),
+        f"the scores are divided by sqrt(d_v) = sqrt({d_v}), the width of the values (V.shape[-1]); "
+        f"divide by sqrt(d_k) = sqrt({d_k}), the width of the queries and keys (Q.shape[-1])": other_scale(d_v),
         "softmax normalises the wrong axis: each query's row must sum to 1 (axis=-1), "
         "you normalised over the queries (axis=0)": softmax(scaled, axis=0) @ v,
+        "the weights are normalised over the whole matrix (a sum without an axis), so the whole "
+        "(T, S) matrix sums to 1: each query's row must sum to 1, e.sum(axis=-1, keepdims=True)": whole,
         "you returned the attention weights; return weights @ V": w,
         "the weights multiply K instead of V: the output is weights @ V": w @ k,
         "there is no softmax: turn the scaled scores into weights with softmax before multiplying by V": scaled @ v,
+        "a sigmoid is not a softmax: it squashes each score on its own, so a row does not sum to 1 and "
+        "the keys do not compete; use exp(s - max) divided by the row's sum": sigmoid,
         "the weights are not normalised: divide exp(scores) by its row sum": unnormalised,
         "exp() overflows to inf on large scores (inf / inf = nan): subtract each row's maximum "
-        "(scores.max(axis=-1, keepdims=True)) before exp(); softmax is unchanged by that shift": no_shift,
+        "(scores.max(axis=-1, keepdims=True)) before exp(); softmax is unchanged by that shift": in_dtypes("none"),
         "you subtracted the maximum of the whole score matrix (one number) instead of each row's "
         "maximum: in a row whose scores are all far below it, every exp() underflows to 0 and "
-        "0 / 0 = nan. Use scores.max(axis=-1, keepdims=True)": global_shift,
+        "0 / 0 = nan. Use scores.max(axis=-1, keepdims=True)": in_dtypes("global"),
     }
 
 
@@ -178,19 +107,26 @@ def check_self_attention(fn, *, cases=None) -> None:
     all_cases = self_attention_cases()
     for i in cases if cases is not None else range(len(all_cases)):
         what, q, k, v = all_cases[i]
-        got, dtype = as_array(call_learner(fn, q, k, v))
         expected, _ = scaled_dot_product_attention(q, k, v)
-        diagnose(got, dtype, expected, _attention_mistakes(q, k, v, dtype), f"on {what}")
+        got, dtype = as_array(call_learner(fn, q, k, v))  # on copies: q, k, v stay as they are
+        diagnose(got, dtype, expected, _attention_mistakes(q, k, v), f"on {what}")
     if cases is None:
         print("Correct! Your self-attention matches the reference, including T != S, d_v != d_k and large scores.")
 
 
 # ---------------------------------------------------------------- positional encoding
-def _pe_variant(seq_len: int, d_model: int, exponent, swap: bool = False) -> np.ndarray:
-    """A positional encoding built with a given exponent rule, for naming mistakes."""
-    pos = np.arange(seq_len)[:, None]
+def _pair(j, d):  # columns 2i and 2i+1 both use the exponent 2i / d_model
+    return 2 * (j // 2) / d
+
+
+def _pe_variant(
+    seq_len: int, d_model: int, exponent=_pair, swap: bool = False, start: int = 0, base: float = 10000.0, unit=1.0
+) -> np.ndarray:
+    """A positional encoding built with one rule changed, for naming mistakes: the exponent,
+    sine and cosine swapped, the first position, the base, the angles times ``unit``."""
+    pos = np.arange(start, start + seq_len)[:, None]
     cols = np.arange(d_model)[None, :]
-    angle = pos / 10000.0 ** exponent(cols, d_model)
+    angle = pos / base ** exponent(cols, d_model) * unit
     return np.where((cols % 2 == 0) != swap, np.sin(angle), np.cos(angle))
 
 
@@ -200,31 +136,60 @@ def _pe_blocks(seq_len: int, d_model: int) -> np.ndarray:
     return np.concatenate([np.sin(freqs), np.cos(freqs)[:, : d_model - half]], axis=1)
 
 
+def _base_used(got: np.ndarray, d_model: int) -> float | None:
+    """The base an encoding used, read from column 2 at position 1: sin(1 / base^(2 / d_model))."""
+    if got.ndim != 2 or got.shape[0] < 2 or got.shape[1] < 3 or not 0 < got[1, 2] < 1:
+        return None
+    with np.errstate(all="ignore"):
+        base = float(np.arcsin(got[1, 2]) ** (-d_model / 2))
+    return base if np.isfinite(base) and base > 1 and abs(base / 10000 - 1) > 1e-3 else None
+
+
+def _odd_width_hint(exc: Exception, args: tuple) -> str:
+    seq_len, d_model = args
+    return (
+        f"; it works for an even d_model, and d_model={d_model} is odd: there are (d_model + 1) // 2 = "
+        f"{(d_model + 1) // 2} sine columns (pe[:, 0::2]) but only d_model // 2 = {d_model // 2} cosine "
+        "columns (pe[:, 1::2]), so take the cosines of the first d_model // 2 angles only"
+    )
+
+
 def check_positional_encoding(fn) -> None:
     """Check ``fn(seq_len, d_model) -> (seq_len, d_model)`` against the paper's sinusoidal
     encoding (float32 or float64, NumPy or torch), for an even and an odd ``d_model``."""
-    pair = lambda j, d: 2 * (j // 2) / d  # columns 2i and 2i+1 both use 2i / d_model  # noqa: E731
     for seq_len, d_model in ((12, 16), (7, 5)):
-        got, dtype = as_array(call_learner(fn, seq_len, d_model))
+        expected = positional_encoding(seq_len, d_model)
+        hint = _odd_width_hint if d_model % 2 else None  # reached only once the even case passed
+        got, dtype = as_array(call_learner(fn, seq_len, d_model, hint=hint))
 
-        def pe(rule, swap=False):
-            return _pe_variant(seq_len, d_model, rule, swap)
+        def pe(**change):
+            return _pe_variant(seq_len, d_model, **change)
 
+        base = _base_used(got, d_model)  # read from the answer, to name any other base
         mistakes = {
-            "sine and cosine are swapped: even columns (2i) take sin, odd columns (2i+1) take cos": pe(pair, True),
+            "sine and cosine are swapped: even columns (2i) take sin, odd columns (2i+1) take cos": pe(swap=True),
             "the sine and cosine of a pair use different frequencies: column 2i+1 must use the same "
-            "exponent 2i/d_model as column 2i (you used the column index 2i+1)": pe(lambda j, d: j / d),
+            "exponent 2i/d_model as column 2i (you used the column index 2i+1)": pe(exponent=lambda j, d: j / d),
             "wrong frequency exponent: use 10000^(2i/d_model), i the pair index (you used i/d_model)": pe(
-                lambda j, d: (j // 2) / d
+                exponent=lambda j, d: (j // 2) / d
             ),
             "the exponent is doubled twice: a column index that counts by 2 (col = 0, 2, 4, ...) is "
-            "already 2i, so the exponent is col/d_model, not 2*col/d_model": pe(lambda j, d: 2 * pair(j, d)),
-            "wrong frequency exponent: divide by 10000^(2i/d_model), not multiply": pe(lambda j, d: -pair(j, d)),
+            "already 2i, so the exponent is col/d_model, not 2*col/d_model": pe(exponent=lambda j, d: 2 * _pair(j, d)),
+            "wrong frequency exponent: divide by 10000^(2i/d_model), not multiply": pe(
+                exponent=lambda j, d: -_pair(j, d)
+            ),
+            "the positions are counted from 1: the first position is pos = 0 (np.arange(seq_len)), "
+            "so row 0 is sin(0) = 0, cos(0) = 1": pe(start=1),
+            "the angles are treated as degrees: np.sin and np.cos take radians, and the angle is "
+            "pos / 10000^(2i/d_model) as it is, with no conversion": [pe(unit=math.pi / 180), pe(unit=180 / math.pi)],
             "the sines and cosines are in two blocks; the paper interleaves them: "
             "column 2i = sin, column 2i+1 = cos": _pe_blocks(seq_len, d_model),
-            "the result is transposed: return shape (seq_len, d_model)": positional_encoding(seq_len, d_model).T,
+            "the result is transposed: return shape (seq_len, d_model)": expected.T,
         }
-        expected = positional_encoding(seq_len, d_model)
+        if base is not None:
+            mistakes[
+                f"the frequencies use the base {base:.6g}; the paper's base is 10000: angle = pos / 10000^(2i/d_model)"
+            ] = pe(base=base)
         diagnose(got, dtype, expected, mistakes, f"for seq_len={seq_len}, d_model={d_model}")
     print(f"Correct! Your positional encoding ({dtype}) matches the paper's formula, for even and odd d_model.")
 
@@ -244,14 +209,25 @@ def mh_reference(
     w_out=True,
     mask=None,
     shift="row",
+    axis=-1,
+    transposed=(),
+    fill=-np.inf,
+    empty_rows="nan",
+    mask_after_softmax=False,
 ):
     """Multi-head self-attention in NumPy, right (the defaults) or with one classic mistake.
 
     ``x (B, T, E)``, ``w_* (E, E)`` with ``Q = x @ w_q`` -> ``(out (B, T, E), weights (B, H, T, T))``.
-    ``mask`` (T, T) or (B, T, T), True = may attend (blocked keys get -inf).
+    ``mask`` (T, T) or (B, T, T), True = may attend: blocked scores get ``fill``; a row with
+    nothing allowed is NaN (``empty_rows="nan"``, a plain softmax) or zeros (``"zero"``, as
+    ``F.scaled_dot_product_attention``). The mistakes: ``split``/``merge`` by a reshape alone,
+    ``scale`` by ``"d_model"`` or ``"none"``, no W^O, the softmax over ``axis=-2`` (the
+    queries), the matrices named in ``transposed`` ("q", "k", "v", "o") used transposed
+    (``nn.Linear``'s layout), the mask multiplied into the weights after the softmax.
     """
     b, t, e = x.shape
     d_k = e // num_heads
+    w_q, w_k, w_v, w_o = (w.T if name in transposed else w for name, w in zip("qkvo", (w_q, w_k, w_v, w_o)))
 
     def heads(m):  # (B, T, E) -> (B, H, T, d_k)
         if split == "reshape":  # the bug: heads mixed across positions
@@ -260,9 +236,12 @@ def mh_reference(
 
     q, k, v = heads(x @ w_q), heads(x @ w_k), heads(x @ w_v)
     scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt({"d_k": d_k, "d_model": e, "none": 1}[scale])
-    if mask is not None:
-        scores = np.where(mask[:, None] if mask.ndim == 3 else mask, scores, -np.inf)
-    w = naive_softmax(scores, shift=shift)
+    allowed = None if mask is None else (mask[:, None] if mask.ndim == 3 else mask)
+    if allowed is not None and not mask_after_softmax:
+        scores = np.where(allowed, scores, fill)
+    w = softmax(scores, axis=axis) if empty_rows == "zero" else naive_softmax(scores, axis=axis, shift=shift)
+    if allowed is not None and mask_after_softmax:
+        w = np.where(allowed, w, 0.0)  # rows no longer sum to 1
     o = w @ v  # (B, H, T, d_k)
     if merge == "reshape":
         o = o.reshape(b, t, e)
@@ -288,7 +267,8 @@ def _mh_inputs(embed_dim=12, num_heads=3, batch=2, seq_len=5, seed=0):
     return mha, x, (w_q, w_k, w_v, w_o)
 
 
-def _mh_mistakes(x, ws, h, mask=None) -> dict[str, tuple]:
+def _mh_mistakes(x, ws, h, mask=None) -> dict[str, tuple | list[tuple]]:
+    """``{message: (output, weights)}`` of the classic mistakes (a list: the same mistake several ways)."""
     def ref(**mistake):
         return mh_reference(x, *ws, h, mask=mask, **mistake)
 
@@ -311,6 +291,15 @@ def _mh_mistakes(x, ws, h, mask=None) -> dict[str, tuple]:
         "the scores are divided by sqrt(d_model); each head divides by sqrt(d_k), its own width "
         "(d_k = d_model / H)": ref(scale="d_model"),
         "the scores are not scaled: divide by sqrt(d_k)": ref(scale="none"),
+        "softmax normalises the wrong axis: in every head, each query's row of the (B, H, T, T) "
+        "scores must sum to 1 (axis=-1); you normalised over the queries (axis=-2)": ref(axis=-2),
+        "W_o is applied transposed (concat @ W_o.T, as F.linear(concat, W_o) does with a weight in "
+        "nn.Linear's (out, in) layout): here the matrices are used as they are, output = concat @ W_o": ref(
+            transposed="o"
+        ),
+        "the projections are applied transposed (X @ W.T, as F.linear(X, W) does with a weight in "
+        "nn.Linear's (out, in) layout): here the matrices are used as they are, Q = X @ W_q, "
+        "K = X @ W_k, V = X @ W_v and output = concat @ W_o": [ref(transposed="qkvo"), ref(transposed="qkv")],
         "you averaged the heads' outputs; concatenate them to (B, T, E) and apply W^O": ref(merge="mean"),
         "the sequences of the batch are mixed: attention ran across the batch axis (did you read "
         "(B, T, E) as (T, B, E)?); each sequence attends only within itself": across_batch,
@@ -348,10 +337,10 @@ def _run_multihead(impl, x, ws, num_heads, mask=None):
             args = (xt, xt, xt) if n_args >= 3 else (xt,)
             if mask is not None:
                 args = args + (torch.from_numpy(mask),)
-            result = call_learner(module, *args, what="forward")
+            result = call_learner(module, *args, what="forward", hint=transpose_hint)
     else:
         args = (x, *ws, num_heads) + ((mask,) if mask is not None else ())
-        result = call_learner(impl, *args)
+        result = call_learner(impl, *args, hint=transpose_hint)
     if not (isinstance(result, tuple) and len(result) == 2):
         raise CheckFailed("return a pair (output (B, T, E), weights (B, H, T, T)), the per-head attention weights too")
     return result
@@ -371,19 +360,27 @@ def _check_multihead(impl, mask_kind=None, batch=2, seq_len=5, embed_dim=12, num
     got, dtype = as_array(out, "the output")
     mistakes = _mh_mistakes(x, ws, num_heads, mask)
     if mask is not None:
+        inverted = [mh_reference(x, *ws, num_heads, mask=~mask, fill=f) for f in (-np.inf, -1e9)]
+        inverted.append(mh_reference(x, *ws, num_heads, mask=~mask, empty_rows="zero"))
         mistakes = {
             "the mask is the wrong way round: True = may attend, so keep scores where the mask is "
             "True and set the others to -inf": mh_reference(
                 x, *ws, num_heads, mask=~mask | np.eye(seq_len, dtype=bool)
             ),
             "the mask is the wrong way round (True = may attend): position t must see 0..t, and the "
-            "last position now sees nothing (nan)": mh_reference(x, *ws, num_heads, mask=~mask),
+            "last position now has no key left (nan, zeros or a uniform row, depending on how the "
+            "blocked scores are filled)": inverted,
             "the mask is not applied: position t may attend only to 0..t (set blocked scores to "
             "-inf before the softmax)": mh_reference(x, *ws, num_heads),
+            "the mask is applied after the softmax: zeroing weights afterwards leaves rows that no "
+            "longer sum to 1; set the blocked scores to -inf before the softmax": mh_reference(
+                x, *ws, num_heads, mask=mask, mask_after_softmax=True
+            ),
             **mistakes,
         }
+    mistakes = {m: v if isinstance(v, list) else [v] for m, v in mistakes.items()}
     what = f"multi-head attention, E={embed_dim}, H={num_heads}, input (B, T, E) = {x.shape}"
-    diagnose(got, dtype, expected, {k: v[0] for k, v in mistakes.items()}, f"{what}, output")
+    diagnose(got, dtype, expected, {m: [p[0] for p in v] for m, v in mistakes.items()}, f"{what}, output")
     got_w, dtype_w = as_array(weights, "the weights")
     b, t = batch, seq_len
     if got_w.shape == (b, t, t) and close(got_w, expected_w.mean(1), dtype_w):
@@ -391,7 +388,7 @@ def _check_multihead(impl, mask_kind=None, batch=2, seq_len=5, embed_dim=12, num
             f"the weights are averaged over the heads, shape {got_w.shape}; return one matrix per head, "
             f"(B, H, T, T) = {expected_w.shape} (nn.MultiheadAttention averages unless average_attn_weights=False)"
         )
-    diagnose(got_w, dtype_w, expected_w, {k: v[1] for k, v in mistakes.items()}, f"{what}, weights")
+    diagnose(got_w, dtype_w, expected_w, {m: [p[1] for p in v] for m, v in mistakes.items()}, f"{what}, weights")
 
 
 def check_multihead_attention(impl) -> None:
@@ -445,15 +442,15 @@ def check_multihead_module(module_cls, embed_dim: int = 32, num_heads: int = 4) 
     torch.manual_seed(0)
     x = torch.randn(8, 10, embed_dim)  # (B, T, E)
     with torch.no_grad():
-        out = call_learner(module, x, what="forward(x)")
+        ref = nn.MultiheadAttention(embed_dim, num_heads, batch_first=True).eval()
+        ref.load_state_dict(mha.state_dict())  # the learner's weights, read before its forward runs
+        expected = ref(x, x, x, need_weights=False)[0]
+        across_batch = ref(*(x.transpose(0, 1),) * 3, need_weights=False)[0].transpose(0, 1)
+        out = call_learner(module, x, what="forward(x)")  # on a copy of x
         if isinstance(out, tuple):
             raise CheckFailed(
                 "forward returned a tuple: nn.MultiheadAttention returns (output, weights); return only the output"
             )
-        ref = nn.MultiheadAttention(embed_dim, num_heads, batch_first=True).eval()
-        ref.load_state_dict(mha.state_dict())
-        expected = ref(x, x, x, need_weights=False)[0]
-        across_batch = ref(*(x.transpose(0, 1),) * 3, need_weights=False)[0].transpose(0, 1)
     got, dtype = as_array(out, "forward")
     mistakes = {
         "nn.MultiheadAttention reads its input as (T, B, E) unless batch_first=True: each position "
@@ -486,19 +483,12 @@ def check_attention_weights(fn, model) -> None:
     with torch.no_grad():
         model(tokens[None])  # (1, T) -> logits (1, T, V); stores the attention maps
         expected = model.attention_maps()[0][0].double().numpy()  # (H, T, T)
-    try:
-        with torch.no_grad():
-            result = fn(model, tokens.clone())
-    except NotImplementedError as exc:
-        raise CheckFailed(
-            "your function is not written yet: replace `raise NotImplementedError(...)` with your code, "
-            "run that cell, then run this check again"
-        ) from exc
-    except Exception as exc:
-        raise CheckFailed(
-            f"your function raised {type(exc).__name__}: {exc} (called with tokens of shape {tuple(tokens.shape)}; "
-            f"note that model(...) takes a batch (B, T): tokens[None] has shape (1, {tokens.shape[0]}))"
-        ) from exc
+
+    def batch_hint(exc, args):
+        return f"; note that model(...) takes a batch (B, T): tokens[None] has shape (1, {tokens.shape[0]})"
+
+    with torch.no_grad():  # on a copy of the model and of the tokens
+        result = call_learner(fn, model, tokens, hint=batch_hint)
     got, dtype = as_array(result)
     h, t, _ = expected.shape
     if got.shape == (1, h, t, t):

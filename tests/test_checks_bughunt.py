@@ -1,4 +1,4 @@
-"""The bug-hunt checks pass every fix and name what is still wrong."""
+"""The bug-hunt checks (transformer_lessons.checks.bughunt) pass every fix and name what is still wrong."""
 
 import math
 
@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from transformer_lessons import causal_mask, scaled_dot_product_attention, softmax
-from transformer_lessons.bughunt import (
+from transformer_lessons.checks.bughunt import (
     CHECKS,
     check_batched_attention,
     check_causal_attention,
@@ -32,6 +32,29 @@ def _masked(Q, K, V, allowed, fill=-np.inf):
 
 def _t(*a, dtype=torch.float64):
     return [torch.tensor(x, dtype=dtype) for x in a]
+
+
+def _causal_in_place(Q, K, V):
+    """Correct, and scales its Q in place."""
+    Q /= np.sqrt(Q.shape[-1])
+    return softmax(np.where(np.tril(np.ones((len(Q), len(Q)), dtype=bool)), Q @ K.T, -np.inf)) @ V
+
+
+def _batched_in_place(Q, K, V):
+    Q /= np.sqrt(Q.shape[-1])
+    return softmax(Q @ np.swapaxes(K, -1, -2)) @ V
+
+
+def _padded_in_place(Q, K, V, real):
+    Q /= np.sqrt(Q.shape[-1])
+    return softmax(np.where(real[:, None, :], Q @ np.swapaxes(K, -1, -2), -np.inf)) @ V
+
+
+def _padded_nan_rows(Q, K, V, real):
+    """Real tokens right; padding queries blocked too, with a plain softmax: their rows are nan."""
+    s = np.where(real[:, None, :] & real[:, :, None], Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]), -np.inf)
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return (e / e.sum(-1, keepdims=True)) @ V
 
 
 TABLE = {
@@ -65,6 +88,7 @@ TABLE = {
                 Q @ K.T / np.sqrt(Q.shape[-1]) + np.triu(np.full((len(Q), len(Q)), -np.inf), 1)
             )
             @ V,
+            "in place": _causal_in_place,
         },
         {
             "wrong way round": lambda Q, K, V: _masked(Q, K, V, np.triu(np.ones((len(Q), len(Q)), dtype=bool))),
@@ -73,6 +97,13 @@ TABLE = {
                 Q, K, V, np.tril(np.ones((len(Q), len(Q)), dtype=bool), k=-1)
             ),
             "there is no mask": lambda Q, K, V: _masked(Q, K, V, True),
+            "applied after the softmax": lambda Q, K, V: (
+                _sm(Q @ K.T / np.sqrt(Q.shape[-1])) * np.tril(np.ones((len(Q), len(Q))))
+            )
+            @ V,
+            "wrong way round ": lambda Q, K, V: _masked(
+                Q, K, V, np.triu(np.ones((len(Q), len(Q)), dtype=bool)), fill=-1e9
+            ),
         },
     ),
     check_softmax_rows: (
@@ -90,6 +121,9 @@ TABLE = {
             "loop per row": lambda s: np.stack([np.exp(r - r.max()) / np.exp(r - r.max()).sum() for r in s]),
             "numpy float32": lambda s: _sm(s.astype(np.float32)),
             "F.softmax dim=1": lambda s: F.softmax(torch.tensor(s), dim=1),
+            "in place": lambda s: (lambda e: np.divide(e, e.sum(-1, keepdims=True), out=e))(
+                np.exp(np.subtract(s, s.max(-1, keepdims=True), out=s), out=s)
+            ),
         },
         {
             "each column sums to 1": lambda s: _sm(s, 0),
@@ -125,11 +159,13 @@ TABLE = {
             "one einsum each": lambda Q, K, V: np.einsum(
                 "bts,bsd->btd", softmax(np.einsum("btk,bsk->bts", Q / np.sqrt(Q.shape[-1]), K)), V
             ),
+            "in place": _batched_in_place,
         },
         {
             "reverses all three axes": lambda Q, K, V: softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ V,
             "over the queries": lambda Q, K, V: softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]), axis=1) @ V,
             "shape": lambda Q, K, V: np.dot(softmax(np.dot(Q, np.swapaxes(K, -1, -2))), V),
+            "not scaled": lambda Q, K, V: softmax(Q @ np.swapaxes(K, -1, -2)) @ V,
         },
     ),
     check_split_heads: (
@@ -205,6 +241,10 @@ TABLE = {
                 x, x, x, attn_mask=torch.triu(torch.ones(4, 4, dtype=torch.bool))
             )[0],
             "there is no mask": lambda mha, x: mha(x, x, x)[0],
+            "wrong dtype": lambda mha, x: mha(x, x, x, attn_mask=torch.tril(torch.ones(4, 4)))[0],
+            "wrong dtype ": lambda mha, x: mha(
+                x, x, x, attn_mask=torch.zeros(4, 4).masked_fill(torch.ones(4, 4, dtype=torch.bool).triu(1), -torch.inf)
+            )[0],
         },
     ),
     check_padded_attention: (
@@ -237,12 +277,15 @@ TABLE = {
                 Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]) + np.where(r, 0.0, -np.inf)[:, None, :]
             )
             @ V,
+            "in place": _padded_in_place,
         },
         {
             "a mask on the queries": lambda Q, K, V, r: _masked(Q, K, V, r[:, :, None]),
             "a mask on the queries ": lambda Q, K, V, r: _masked(Q, K, V, r[:, :, None], fill=-1e9),
             "wrong way round": lambda Q, K, V, r: _masked(Q, K, V, ~r[:, None, :], fill=-1e9),
             "still attend to the padding": lambda Q, K, V, r: _masked(Q, K, V, True),
+            "outputs at padding positions are nan": _padded_nan_rows,
+            "wrong way round ": lambda Q, K, V, r: _masked(Q, K, V, ~r[:, None, :]),
         },
     ),
 }
@@ -265,5 +308,33 @@ def test_bug_checks_accept_fixes(check, name, capsys):
 
 @pytest.mark.parametrize("check,needle", WRONG, ids=[f"{c.__name__}-{n}" for c, n in WRONG])
 def test_bug_checks_name_what_is_still_wrong(check, needle):
-    with pytest.raises(CheckFailed, match=needle.strip()):
+    with pytest.raises(CheckFailed, match=needle.strip()) as err:
         check(TABLE[check][1][needle])
+    assert str(err.value).isprintable(), repr(str(err.value))  # no zero-width or control characters
+
+
+def test_the_float_mask_message_is_not_a_raw_dtype_error():
+    with pytest.raises(CheckFailed) as err:
+        check_causal_self_attention(TABLE[check_causal_self_attention][1]["wrong dtype"])
+    message = str(err.value)
+    assert message.startswith("PyTorch refused a tensor of the wrong dtype, most likely your mask")
+    assert "True = blocked" in message and "torch.float64" in message
+
+
+def test_two_dimensional_errors_get_no_transpose_hint():
+    def no_keepdims(s):  # right on the square case, a broadcast error on the (3, 7) one
+        e = np.exp(s - s.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=s.shape[0] == s.shape[1])
+
+    with pytest.raises(CheckFailed, match="raised ValueError: operands could not be broadcast") as err:
+        check_softmax_rows(no_keepdims)
+    assert "K.T" not in str(err.value)
+
+
+def test_three_dimensional_shape_errors_get_the_transpose_hint():
+    def transposed_on_the_second_case(Q, K, V):  # the first case (B = S = d_k) runs with K.T
+        return _batched_in_place(Q, K, V) if Q.shape[0] == 4 else softmax(Q @ K.T) @ V
+
+    with pytest.raises(CheckFailed, match="K.T reverses") as err:
+        check_batched_attention(transposed_on_the_second_case)
+    assert "raised ValueError" in str(err.value)
