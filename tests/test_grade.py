@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jupytext
 import nbformat
 import pytest
 
@@ -30,6 +31,23 @@ def page_notebook(replace: dict[str, str] | None = None) -> nbformat.NotebookNod
 
 
 SOLUTIONS = {label: parts.get("solution") or INSTRUCTOR[label] for label, parts in EXERCISES.items()}
+
+
+def page_solution(page: str, label: str) -> str:
+    """The first code cell of the solution ``label`` on ``book/<page>.md``, without its check calls."""
+    nb = jupytext.read(BOOK / f"{page}.md")
+    solving = False
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and f"{{solution-start}} {label}" in cell.source:
+            solving = True
+        elif solving and cell.cell_type == "code":
+            return "\n".join(line for line in cell.source.splitlines() if not line.startswith("check_"))
+    raise LookupError(label)
+
+
+# The decoder and language-model pages' exercises, solved as the book solves them.
+OTHER_SOLUTIONS = [page_solution("decoder", "ex-decoder-causal-mask"), page_solution("language_model", "ex-lm-kv-cache")]
+HEADER = "import math\nimport numpy as np\nimport torch\nfrom torch import nn\nfrom transformer_lessons import softmax\n\n"
 
 PARTLY_BROKEN = """
 import numpy as np
@@ -76,18 +94,17 @@ def _points(out: str, student: str) -> dict[str, int]:
 
 @pytest.fixture()
 def submissions(tmp_path, monkeypatch):
-    monkeypatch.setattr(grade, "TIME_LIMIT", 3)
+    monkeypatch.setattr(grade, "TIME_LIMIT", 10)
     good = tmp_path / "good.ipynb"
-    nbformat.write(page_notebook(SOLUTIONS), good)
+    nb = page_notebook(SOLUTIONS)
+    nb.cells += [nbformat.v4.new_code_cell("import math"), *map(nbformat.v4.new_code_cell, OTHER_SOLUTIONS)]
+    nbformat.write(nb, good)
     untouched = tmp_path / "untouched.ipynb"
     nbformat.write(page_notebook(), untouched)
     partly = tmp_path / "partly.py"
     partly.write_text(PARTLY_BROKEN)
     good_py = tmp_path / "good_py.py"
-    good_py.write_text(
-        "import numpy as np\nimport torch\nfrom torch import nn\nfrom transformer_lessons import softmax\n\n"
-        + "\n\n".join(SOLUTIONS.values())
-    )
+    good_py.write_text(HEADER + "\n\n".join([*SOLUTIONS.values(), *OTHER_SOLUTIONS]))
     crash_py = tmp_path / "crash.py"
     crash_py.write_text("import numpy as np\n\ndef self_attention(Q, K, V)\n    return Q\n")  # SyntaxError
     crash_nb = tmp_path / "crash_nb.ipynb"
@@ -137,6 +154,7 @@ def test_grades_every_submission_and_writes_the_csv(submissions, tmp_path, capsy
     assert crash_nb["bug4_split_heads"] == 2 and crash_nb["total"] == 2  # the one good cell still counts
     assert "ModuleNotFoundError" in out and "cell 3: SyntaxError" in out
     assert "SystemExit" in _lines(out, "crash_nb")["ex1_self_attention"]
+    assert "raise SystemExit" not in out  # a top-level statement does not run
 
     # One line per student and item, plus the total.
     for student in submissions:
@@ -158,6 +176,8 @@ def test_command_line_entry_point(submissions, tmp_path):
             str(submissions["partly"]),
             "--csv",
             str(tmp_path / "g.csv"),
+            "--time-limit",
+            "10",
         ],
         capture_output=True,
         text=True,
@@ -167,8 +187,10 @@ def test_command_line_entry_point(submissions, tmp_path):
     assert "partly: ex3_positional" in result.stdout and (tmp_path / "g.csv").exists()
 
 
-def test_instructor_page_lists_the_rubric():
-    """The table of items and points on the instructor page is the command's rubric."""
+def test_instructor_page_prints_the_rubric_from_the_command():
+    """The page's table of items is printed by a cell from ``grade.RUBRIC``, not typed."""
     text = (BOOK / "instructor_assessment.md").read_text()
-    rows = re.findall(r"^\| `(\w+)` \| `(\w+)` \| (\d+) \|", text, re.M)
+    assert "grade.rubric_markdown()" in text
+    assert not re.search(r"^\| `(ex|bug|assign|dec|lm)\w*` \|", text, re.M)  # no hand-typed rubric row
+    rows = re.findall(r"^\| `(\w+)` \| `(\w+)` \| (\d+) \|", grade.rubric_markdown(), re.M)
     assert rows == [(i.key, i.name, str(i.points)) for i in grade.RUBRIC]

@@ -1,47 +1,67 @@
-"""Grade students' exercise submissions with the self-checks.
+"""Grade students' exercise submissions with the self-checks, each submission in a sandbox.
 
-    python -m transformer_lessons.grade FILE_OR_NOTEBOOK... [--csv FILE]
+    python -m transformer_lessons.grade FILE_OR_NOTEBOOK... [--csv FILE] [--items KEY,...]
+        [--assignment NAME] [--feedback DIR] [--time-limit S] [--memory-limit BYTES]
+    python -m transformer_lessons.grade --gradescope DIR      # write a Gradescope autograder
 
-Each submission is a ``.py`` file or a notebook (``.ipynb``, e.g. the exercises page
-filled in). From it only the imports and the top-level ``def``/``class`` statements are
-run, each on its own, so a broken cell or a crashing import does not stop the others,
-and nothing else in the file runs (no training, no check calls). In a notebook of the
-book, the code cells of the folded solutions are skipped: a student's own cells count.
+Each submission is a ``.py`` file (split into cells at ``# %%`` lines) or a notebook. Its
+imports, definitions and module-level helpers run (:mod:`transformer_lessons.submission`
+says which statements), in a child process of its own (:mod:`transformer_lessons.sandbox`):
+a fresh interpreter in a scratch directory, with a memory cap, killed with everything it
+started once its items are graded. The child only runs the learner's functions on inputs
+the grader sends; the grader itself runs the checks of :mod:`~transformer_lessons.checks`
+(its encoder, decoder and bug-hunt checks) on what comes back, decides the points, and alone prints the report and writes the files.
 
-Then every item of :data:`RUBRIC` is checked, each on its own: one line per item, with
-the points, ``pass`` or the check's message. ``--csv FILE`` writes one row per student
-(the file's name) with the points per item and the total.
-
-The submissions run as Python code with your rights: grade only files you trust, or
-run this in a throw-away container.
+Every item of :data:`RUBRIC` (or those of ``--items``/``--assignment``, see
+:data:`ASSIGNMENTS`) gives one line: points and ``pass`` or the check's message. An item
+fails with a one-line reason when its check exceeds ``--time-limit`` (the child is killed),
+when the child exits, crashes or runs out of memory, or when the graded function uses the
+book's own implementation (an import from ``transformer_lessons`` other than
+``softmax`` and, where the item is not about masks, ``causal_mask``).
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
+import contextlib
 import csv
-import json
-import signal
+import importlib
+import io
+import os
+import re
 import sys
-from dataclasses import dataclass
+import time
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import checks
+from . import checks, submission
 from .checks import bughunt
+from .sandbox import (
+    BadReply, ItemTimeout, RemoteClass, RemoteFunction, Sandbox, SandboxError, WorkerDied, clean_text,
+    set_subreaper,
+)
 
-TIME_LIMIT = 60  # seconds per check: an endless loop in a submission costs one item, not the run
+TIME_LIMIT = 60  # seconds per item: an endless loop costs one item, not the run
+MEMORY_LIMIT = 2 * 2**30  # bytes of address space for a submission's process
 
 
 @dataclass(frozen=True)
 class Item:
-    """One line of the rubric: the submission's ``name`` is checked with ``check``."""
+    """One line of the rubric: the submission's ``name`` is checked with ``check``.
+
+    ``kind`` is "function" or "class" (an ``nn.Module`` class the check instantiates);
+    ``allowed`` are the ``transformer_lessons`` names the graded code may use.
+    """
 
     key: str
     name: str
     points: int
     check: Callable
+    what: str
+    kind: str = "function"
+    allowed: tuple[str, ...] = ("softmax", "causal_mask")
 
 
 def _toy_model():
@@ -53,152 +73,339 @@ def _toy_model():
     return ToyEncoder(ToyConfig()).eval()
 
 
+_BUG_WHAT = {
+    "causal_attention": "bug 1 fixed (the causal mask)",
+    "softmax_rows": "bug 2 fixed (the softmax axis)",
+    "batched_attention": "bug 3 fixed (K.T on a batch)",
+    "split_heads": "bug 4 fixed (the head reshape)",
+    "causal_self_attention": "bug 5 fixed (mask polarity in nn.MultiheadAttention)",
+    "padded_attention": "bug 6 fixed (the padding mask)",
+}
+_MASK_ITEMS = ("causal_attention",)
+
 RUBRIC = [
-    Item("ex1_self_attention", "self_attention", 6, lambda f: checks.check_self_attention(f, cases=[0, 1])),
-    Item("ex1_stability", "self_attention", 3, lambda f: checks.check_self_attention(f, cases=[2])),
-    Item("ex2_multi_head", "multi_head_attention", 8, checks.check_multihead_attention),
-    Item("ex2_warm_up", "MyMultiHeadAttention", 2, checks.check_multihead_module),
-    Item("ex3_positional", "my_positional_encoding", 5, checks.check_positional_encoding),
-    Item("ex4_weights", "attention_weights", 3, lambda f: checks.check_attention_weights(f, _toy_model())),
-    *(Item(f"bug{i}_{name}", name, 2, check) for i, (name, check) in enumerate(bughunt.CHECKS.items(), start=1)),
-    Item("assign_causal_multi_head", "causal_multi_head_attention", 8, checks.check_causal_multihead_attention),
+    Item("ex1_self_attention", "self_attention", 6, lambda f: checks.check_self_attention(f, cases=[0, 1]),
+         "Exercise 1 on small inputs, $T \\ne S$ and $d_v \\ne d_k$"),
+    Item("ex1_stability", "self_attention", 3, lambda f: checks.check_self_attention(f, cases=[2]),
+         "Exercise 1 on large scores (the row maximum is subtracted)"),
+    Item("ex2_multi_head", "multi_head_attention", 8, checks.check_multihead_attention,
+         "Exercise 2: output and per-head weights equal PyTorch's"),
+    Item("ex2_warm_up", "MyMultiHeadAttention", 2, checks.check_multihead_module,
+         "the warm-up wrapper around `nn.MultiheadAttention`", kind="class"),
+    Item("ex3_positional", "my_positional_encoding", 5, checks.check_positional_encoding,
+         "Exercise 3, even and odd `d_model`"),
+    Item("ex4_weights", "attention_weights", 3, lambda f: checks.check_attention_weights(f, _toy_model()),
+         "Exercise 4 (checked on an untrained toy model)"),
+    *(
+        Item(f"bug{i}_{name}", name, 2, check, _BUG_WHAT[name],
+             allowed=("softmax",) if name in _MASK_ITEMS else ("softmax", "causal_mask"))
+        for i, (name, check) in enumerate(bughunt.CHECKS.items(), start=1)
+    ),
+    Item("assign_causal_multi_head", "causal_multi_head_attention", 8, checks.check_causal_multihead_attention,
+         "the graded assignment: causal multi-head attention"),
+    Item("dec_causal_mask", "make_mask", 2, checks.check_causal_mask,
+         "the decoder's causal mask, True = may attend", allowed=("softmax",)),
+    Item("dec_torch_mask", "make_torch_mask", 2, checks.check_pytorch_causal_mask,
+         "the same mask for `nn.MultiheadAttention` (True = blocked)", allowed=("softmax",)),
+    Item("lm_cached_attention", "step", 4, checks.check_cached_attention,
+         "one decoding step with a key-value cache"),
 ]
 
-
-def code_cells(path: Path) -> list[str]:
-    """The code a submission defines: a ``.py`` file whole, or a notebook's own code cells."""
-    text = path.read_text(encoding="utf-8")
-    if path.suffix != ".ipynb":
-        return [text]
-    cells, in_solution = [], False
-    for cell in json.loads(text)["cells"]:
-        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        if cell["cell_type"] == "markdown":
-            if "{solution-start}" in source:
-                in_solution = True
-            if "{solution-end}" in source:
-                in_solution = False
-        elif cell["cell_type"] == "code" and not in_solution:
-            cells.append("\n".join(_without_magic(line) for line in source.splitlines()))
-    return cells
+ASSIGNMENTS = {
+    "lab": ("ex1_self_attention", "ex1_stability", "ex2_multi_head", "ex2_warm_up", "ex3_positional"),
+    "exercises": tuple(i.key for i in RUBRIC if i.key.startswith(("ex", "bug"))),
+    "bughunt": tuple(i.key for i in RUBRIC if i.key.startswith("bug")),
+    "assignment": ("assign_causal_multi_head",),
+    "decoder": ("dec_causal_mask", "dec_torch_mask", "lm_cached_attention"),
+    "all": tuple(i.key for i in RUBRIC),
+}
+"""Named sets of items: the 30-minute lab's Exercises 1 to 3, the exercises page, its bug
+hunt, the graded assignment, the decoder and language-model pages' exercises, everything."""
 
 
-def _without_magic(line: str) -> str:
-    """IPython magics and shell escapes are not Python: ``pass`` in their place keeps the block."""
-    stripped = line.lstrip()
-    return line[: len(line) - len(stripped)] + "pass" if stripped.startswith(("%", "!")) else line
+def rubric_markdown(items: list[Item] | None = None) -> str:
+    """The rubric as a Markdown table (the assessment page prints it from here)."""
+    rows = ["| Item | Function or class | Points | What passes |", "|---|---|---|---|"]
+    rows += [f"| `{i.key}` | `{i.name}` | {i.points} | {i.what} |" for i in items or RUBRIC]
+    return "\n".join(rows)
 
 
-def load(path: Path) -> tuple[dict, list[str]]:
-    """Run a submission's imports and definitions; return its namespace and the problems met."""
-    namespace: dict = {"__name__": f"submission_{path.stem}"}
-    problems = []
-    keep = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-    for n, source in enumerate(code_cells(path), start=1):
-        try:
-            tree = ast.parse(source)
-        except SyntaxError as err:
-            problems.append(f"cell {n}: SyntaxError: {err.msg} (line {err.lineno}); its definitions are missing")
+def select_items(keys: str | None = None, assignment: str | None = None) -> list[Item]:
+    """The rubric items to grade: ``keys`` ("KEY,KEY"), a named assignment, or all of them."""
+    by_key = {i.key: i for i in RUBRIC}
+    if keys and assignment:
+        raise ValueError("give --items or --assignment, not both")
+    if assignment:
+        if assignment not in ASSIGNMENTS:
+            raise ValueError(f"unknown assignment {assignment!r}; the rubric has {', '.join(ASSIGNMENTS)}")
+        wanted = list(ASSIGNMENTS[assignment])
+    elif keys:
+        wanted = [k.strip() for k in keys.split(",") if k.strip()]
+        unknown = [k for k in wanted if k not in by_key]
+        if unknown:
+            raise ValueError(f"unknown item(s) {', '.join(unknown)}; the rubric has {', '.join(by_key)}")
+    else:
+        wanted = list(by_key)
+    return [by_key[k] for k in wanted]
+
+
+@dataclass
+class Result:
+    """One student's grading: points and verdict per item key, and notes on loading."""
+
+    student: str
+    items: list[Item]
+    points: dict[str, int] = field(default_factory=dict)
+    verdicts: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(self.points.values())
+
+    @property
+    def max_total(self) -> int:
+        return sum(i.points for i in self.items)
+
+
+def _book_violation(item: Item, refs: set[str]) -> str | None:
+    """The first ``transformer_lessons`` object the graded code uses that the item does not allow."""
+    for ref in sorted(refs):
+        parts = ref.split(".")
+        if len(parts) < 2 or parts[0] != submission.PACKAGE or parts[-1] in item.allowed:
+            continue  # only the book's own modules are ever imported here (a child names any string)
+        if not all(p.isidentifier() for p in parts):
             continue
-        for node in tree.body:
-            if not isinstance(node, keep):
-                continue
+        obj = None
+        for cut in range(len(parts), 0, -1):  # the longest importable prefix, then attributes
             try:
-                exec(compile(ast.Module(body=[node], type_ignores=[]), str(path), "exec"), namespace)
-            except (Exception, SystemExit) as err:
-                problems.append(f"cell {n}, line {node.lineno}: {type(err).__name__}: {err}")
-    return namespace, problems
+                obj = importlib.import_module(".".join(parts[:cut]))
+            except ImportError:
+                continue
+            for attr in parts[cut:]:
+                obj = getattr(obj, attr, None)
+            break
+        if obj is None or type(obj).__name__ == "module":
+            continue  # a module named on the way to an object, or a name the book lacks
+        return ref
+    return None
 
 
-class _Timeout(BaseException):
-    """Not an ``Exception``: the checks' own handlers must not catch it."""
+def _verdict_for(err: BaseException, time_limit: float) -> str:
+    if isinstance(err, ItemTimeout):
+        return f"stopped: the check took more than {time_limit:g} s (an endless loop?)"
+    if isinstance(err, (WorkerDied, BadReply)):
+        return f"crashed: {err}"
+    if isinstance(err, AssertionError):  # a check's verdict: CheckFailed, or a plain assert
+        return str(err).splitlines()[0] if str(err) else "the check failed"
+    if isinstance(err, NotImplementedError):
+        return "not written yet: replace `raise NotImplementedError(...)` with your code"
+    return f"crashed: {type(err).__name__}: {err}"
 
 
-def _alarm(signum, frame):
-    raise _Timeout(f"the check took more than {TIME_LIMIT} s")
-
-
-def grade_item(item: Item, namespace: dict) -> tuple[int, str]:
-    """``(points, verdict)`` for one rubric item; never raises."""
-    fn = namespace.get(item.name)
-    if fn is None:
-        return 0, f"missing: no `{item.name}` defined"
-    use_alarm = hasattr(signal, "SIGALRM")
-    if use_alarm:
-        old = signal.signal(signal.SIGALRM, _alarm)
-        signal.alarm(TIME_LIMIT)
+def grade_submission(path: Path, items: list[Item] | None = None, *, time_limit: float | None = None,
+                     memory_limit: int | None = None) -> Result:
+    """Grade one submission in its own sandbox; nothing is printed or written here."""
+    items = list(items or RUBRIC)
+    time_limit = TIME_LIMIT if time_limit is None else time_limit
+    memory_limit = MEMORY_LIMIT if memory_limit is None else memory_limit
+    result = Result(clean_text(path.stem, 80), items)
     try:
-        with _quiet():
-            item.check(fn)
-    except AssertionError as err:
-        return 0, str(err).splitlines()[0] if str(err) else "the check failed"
-    except _Timeout as err:
-        return 0, f"stopped: {err} (an endless loop?)"
-    except (Exception, SystemExit) as err:  # a crash inside the student's code
-        return 0, f"crashed: {type(err).__name__}: {err}"
+        cells, notes, skipped = submission.select(path)
+    except (OSError, ValueError, KeyError, TypeError) as err:  # unreadable file or notebook
+        cells, notes, skipped = [], [f"cannot read {path.name}: {type(err).__name__}: {err}"], {}
+    result.notes += notes
+    wire_cells = [(c.number, c.source, c.run) for c in cells if c.tree is not None]
+    import transformer_lessons
+
+    static_refs = submission.book_references(cells, set(getattr(transformer_lessons, "__all__", ())))
+    names = sorted({i.name for i in items})
+    sandbox, loaded, load_error = None, None, None
+
+    def start():
+        nonlocal sandbox, loaded, load_error
+        sandbox = Sandbox(wire_cells, names, memory_limit=memory_limit, load_time_limit=time_limit)
+        try:
+            loaded = sandbox.start()
+        except SandboxError as err:
+            reason = _verdict_for(err, time_limit).replace("the check took", "loading took")
+            load_error = f"the submission did not load: {reason}"
+            sandbox.close()
+
+    was_reaper = set_subreaper(True)
+    try:
+        start()
+        if loaded is not None:
+            result.notes += [clean_text(n) for n in loaded["notes"]][:50]
+        for item in items:
+            if load_error is None and not sandbox.alive:  # the last item killed it: a fresh child
+                sandbox.close()
+                start()
+            if load_error is not None:
+                result.points[item.key], result.verdicts[item.key] = 0, load_error
+                continue
+            got, verdict = _grade_item(item, sandbox, loaded, static_refs, time_limit)
+            missing = re.search(r"NameError: name '(\w+)' is not defined", verdict)
+            if missing and missing.group(1) in skipped:
+                verdict += f" ({skipped[missing.group(1)]})"
+            result.points[item.key], result.verdicts[item.key] = got, clean_text(verdict)
     finally:
-        if use_alarm:
-            signal.alarm(0)
-            signal.signal(signal.SIGALRM, old)
+        if sandbox is not None:
+            sandbox.close()
+        if was_reaper is not None and not was_reaper:
+            set_subreaper(False)
+    return result
+
+
+def _grade_item(item: Item, sandbox: Sandbox, loaded: dict, static_refs: dict, time_limit: float) -> tuple[int, str]:
+    kind = loaded["kinds"].get(item.name)
+    if kind is None:
+        return 0, f"missing: no `{item.name}` defined"
+    if item.kind == "class" and kind != "class":
+        return 0, f"`{item.name}` is not a class: write `class {item.name}(nn.Module)`"
+    if item.kind == "function" and kind != "callable":
+        return 0, f"`{item.name}` is not a function: this item grades a function `{item.name}(...)`"
+    refs = set(static_refs.get(item.name, ())) | {r for r in loaded["refs"].get(item.name, ()) if isinstance(r, str)}
+    used = _book_violation(item, refs)
+    if used:
+        return 0, f"uses the book's own `{used.rsplit('.', 1)[-1]}` (`{used}`): this item asks for your own code"
+    proxy = (RemoteClass if item.kind == "class" else RemoteFunction)(sandbox, item.name)
+    sandbox.deadline = time.monotonic() + time_limit
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # the checks' "Correct!" lines
+            item.check(proxy)
+    except (SandboxError, Exception) as err:
+        if isinstance(err, SandboxError):
+            sandbox.close()
+        return 0, _verdict_for(err, time_limit)
     return item.points, "pass"
 
 
-class _quiet:
-    """Swallow what checks and submissions print, so the report stays one line per item."""
-
-    def __enter__(self):
-        import contextlib
-        import io
-
-        self._stack = contextlib.ExitStack()
-        self._stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
-        return self
-
-    def __exit__(self, *exc):
-        self._stack.close()
-        return False
+def report_lines(result: Result) -> list[str]:
+    """The report of one student: notes, one line per item, the total."""
+    width = max([len(i.key) for i in result.items] + [5])
+    lines = [f"{result.student}: note: {n}" for n in result.notes]
+    for item in result.items:
+        got = result.points[item.key]
+        lines.append(f"{result.student}: {item.key:<{width}} {got:>2}/{item.points:<2} {result.verdicts[item.key]}")
+    lines.append(f"{result.student}: {'total':<{width}} {result.total:>2}/{result.max_total}")
+    return lines
 
 
-def grade(path: Path, out=None) -> dict[str, int]:
-    """Grade one submission, printing one line per item; return the points per item key."""
-    out = out or sys.stdout
-    student = path.stem
-    try:
-        namespace, problems = load(path)
-    except (OSError, ValueError, KeyError) as err:  # unreadable file or notebook
-        namespace, problems = {}, [f"cannot read {path.name}: {type(err).__name__}: {err}"]
-    for problem in problems:
-        print(f"{student}: note: {problem}", file=out)
-    points = {}
-    width = max(len(i.key) for i in RUBRIC)
-    for item in RUBRIC:
-        got, verdict = grade_item(item, namespace)
-        points[item.key] = got
-        print(f"{student}: {item.key:<{width}} {got:>2}/{item.points:<2} {verdict}", file=out)
-    total = sum(points.values())
-    print(f"{student}: {'total':<{width}} {total:>2}/{sum(i.points for i in RUBRIC)}", file=out)
-    return points
+def grade(path: Path, out=None, items: list[Item] | None = None, **limits) -> dict[str, int]:
+    """Grade one submission and print its report; return the points per item key."""
+    result = grade_submission(path, items, **limits)
+    print("\n".join(report_lines(result)), file=out or sys.stdout)
+    return result.points
+
+
+def feedback_text(result: Result) -> str:
+    """A student's feedback, readable without the book: every item's verdict and what it checks."""
+    lines = [f"Feedback for {result.student}: {result.total} of {result.max_total} points", ""]
+    if result.notes:
+        lines += ["Notes on your file (what did not run):", *(f"  - {n}" for n in result.notes), ""]
+    for item in result.items:
+        lines += [
+            f"{item.key} ({item.points} points): `{item.name}`, {_plain(item.what)}",
+            f"  {result.points[item.key]}/{item.points}: {result.verdicts[item.key]}",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def _plain(text: str) -> str:
+    return text.replace("$T \\ne S$", "T != S").replace("$d_v \\ne d_k$", "d_v != d_k").replace("`", "")
+
+
+def mistake_of(verdict: str) -> str | None:
+    """The class-summary category of a verdict: None for a pass and for an item not attempted
+    (missing or not written yet: nothing to re-teach from it), else the mistake."""
+    if verdict == "pass" or verdict.startswith(("missing:", "not written yet")) or "is not written yet" in verdict:
+        return None
+    if verdict.startswith(("crashed:", "stopped:")):
+        return verdict.split(":", 1)[0] + " (error, time limit or killed)"
+    if "values differ from the reference" in verdict:
+        return "wrong values, no named mistake"
+    return verdict
+
+
+def class_summary(results: list[Result]) -> list[tuple[int, str, str]]:
+    """``(students, item key, mistake)``: how many students made each mistake, most common first."""
+    counts = Counter()
+    for r in results:
+        for key, verdict in r.verdicts.items():
+            m = mistake_of(verdict)
+            if m is not None:
+                counts[(key, m)] += 1
+    return sorted(((n, key, m) for (key, m), n in counts.items()), key=lambda t: (-t[0], t[1], t[2]))
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def csv_text(results: list[Result], items: list[Item]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=["student", *(i.key for i in items), "total"], lineterminator="\n")
+    writer.writeheader()
+    for r in results:
+        writer.writerow({"student": r.student, **r.points, "total": r.total})
+    return buf.getvalue()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m transformer_lessons.grade",
-        description="Run every exercise self-check on each submission: one line per item, points as CSV.",
-        epilog="Submissions run as Python code with your rights: grade only files you trust.",
+        description="Run the exercise self-checks on each submission, each in its own sandboxed process: "
+        "one line per item, points as CSV.",
+        epilog="A submission runs with your user rights (the sandbox is not a container): see the "
+        "instructor's assessment page for what it protects.",
     )
-    parser.add_argument("submissions", nargs="+", type=Path, help=".py files or .ipynb notebooks, one per student")
+    parser.add_argument("submissions", nargs="*", type=Path, help=".py files or .ipynb notebooks, one per student")
     parser.add_argument("--csv", type=Path, help="write the points per student and item to this CSV file")
+    parser.add_argument("--items", help="grade only these items (comma-separated keys)")
+    parser.add_argument("--assignment", help=f"grade only a named set of items: {', '.join(ASSIGNMENTS)}")
+    parser.add_argument("--feedback", type=Path, help="write one feedback file per student to this folder")
+    parser.add_argument("--time-limit", type=float, default=None, help=f"seconds per item (default {TIME_LIMIT})")
+    parser.add_argument("--memory-limit", type=int, default=None,
+                        help=f"bytes of address space per process of a submission (default {MEMORY_LIMIT}, 2 GiB)")
+    parser.add_argument("--gradescope", type=Path, metavar="DIR", help="write a Gradescope autograder bundle and stop")
     args = parser.parse_args(argv)
-    rows = []
+    if args.gradescope:
+        from . import gradescope
+
+        gradescope.write_bundle(args.gradescope, items=args.items, assignment=args.assignment,
+                                time_limit=args.time_limit, memory_limit=args.memory_limit)
+        print(f"wrote the Gradescope autograder to {args.gradescope}")
+        return 0
+    if not args.submissions:
+        parser.error("give the submissions to grade (or --gradescope DIR)")
+    try:
+        items = select_items(args.items, args.assignment)
+    except ValueError as err:
+        parser.error(str(err))
+    results = []
     for path in args.submissions:
-        points = grade(path)
-        rows.append({"student": path.stem, **points, "total": sum(points.values())})
+        result = grade_submission(path, items, time_limit=args.time_limit, memory_limit=args.memory_limit)
+        print("\n".join(report_lines(result)), flush=True)
+        results.append(result)
+    summary = class_summary(results)
+    summary_text = "\n".join(
+        ["Class summary: students per mistake, most common first"]
+        + [f"{n:>4}  {key}: {m}" for n, key, m in summary]
+    )
+    print(summary_text)
+    if args.feedback:
+        args.feedback.mkdir(parents=True, exist_ok=True)
+        for r in results:
+            _write_atomic(args.feedback / f"{r.student}.txt", feedback_text(r))
+        print(f"wrote {len(results)} feedback files to {args.feedback}")
     if args.csv:
-        with args.csv.open("w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=["student", *(i.key for i in RUBRIC), "total"])
-            writer.writeheader()
-            writer.writerows(rows)
-        print(f"wrote {args.csv} ({len(rows)} students)")
+        _write_atomic(args.csv, csv_text(results, items))
+        _write_atomic(args.csv.with_name(args.csv.stem + "_summary.txt"), summary_text + "\n")
+        print(f"wrote {args.csv} ({len(results)} students) and {args.csv.stem}_summary.txt")
     return 0
 
 

@@ -1,0 +1,146 @@
+"""A Gradescope autograder that grades with the same rubric and sandbox as the command line.
+
+``python -m transformer_lessons.grade --gradescope DIR`` writes the bundle (zip the
+*contents* of ``DIR`` and upload it as the assignment's autograder):
+
+- ``setup.sh``: installs the pinned requirements (the NumPy and PyTorch versions the
+  grader was run with here);
+- ``requirements.txt``;
+- ``transformer_lessons/``: a copy of this package, the checks and the sandbox;
+- ``config.json``: the items to grade, the time and memory limits;
+- ``run_autograder``: grades the submission and writes ``results/results.json``.
+
+Gradescope puts the student's files in ``/autograder/submission`` and reads
+``/autograder/results/results.json``: ``{"score", "output", "execution_time", "tests":
+[{"name", "score", "max_score", "status", "output"}, ...]}``, one test per rubric item.
+The root ``/autograder`` can be changed with the environment variable
+``TRANSFORMER_LESSONS_AUTOGRADER_ROOT`` (the tests grade a scratch folder that way).
+
+    python -m transformer_lessons.gradescope --root /autograder --config config.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import stat
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+ROOT_VARIABLE = "TRANSFORMER_LESSONS_AUTOGRADER_ROOT"
+PINNED = ("numpy", "torch")  # what the checks and the sandbox import
+
+SETUP = """#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder's image.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+python3 -m pip install -r requirements.txt
+"""
+
+RUN = f"""#!/usr/bin/env bash
+# Gradescope runs this for every submission: /autograder/submission -> /autograder/results/results.json.
+set -uo pipefail
+here="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
+source_dir="$here"
+[ -d "$source_dir/transformer_lessons" ] || source_dir="$here/source"  # copied to /autograder by Gradescope
+root="${{{ROOT_VARIABLE}:-/autograder}}"
+PYTHONPATH="$source_dir" exec "${{PYTHON:-python3}}" -m transformer_lessons.gradescope \\
+    --root "$root" --config "$source_dir/config.json"
+"""
+
+
+def write_bundle(folder: Path, *, items: str | None = None, assignment: str | None = None,
+                 time_limit: float | None = None, memory_limit: int | None = None) -> None:
+    """Write the autograder bundle into ``folder`` (created if needed)."""
+    from . import grade
+
+    chosen = grade.select_items(items, assignment)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    package = folder / "transformer_lessons"
+    if package.exists():
+        shutil.rmtree(package)
+    shutil.copytree(Path(__file__).resolve().parent, package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (folder / "requirements.txt").write_text(  # the versions graded with here, without a local label (+cpu)
+        "".join(f"{name}=={metadata.version(name).split('+')[0]}  # imported by the checks and the sandbox\n"
+                for name in PINNED)
+    )
+    config = {
+        "items": [i.key for i in chosen],
+        "time_limit": grade.TIME_LIMIT if time_limit is None else time_limit,
+        "memory_limit": grade.MEMORY_LIMIT if memory_limit is None else memory_limit,
+    }
+    (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    for name, text in (("setup.sh", SETUP), ("run_autograder", RUN)):
+        path = folder / name
+        path.write_text(text)
+        path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+def find_submission(folder: Path) -> tuple[Path | None, str]:
+    """The file to grade in ``folder``: the first notebook, else the first ``.py`` file."""
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".ipynb", ".py"))
+    notebooks = [p for p in files if p.suffix == ".ipynb"]
+    chosen = (notebooks or files or [None])[0]
+    if chosen is None:
+        return None, "No .ipynb or .py file was found in the submission."
+    others = [p.name for p in files if p != chosen]
+    note = f"Graded {chosen.name}" + (f" (not graded: {', '.join(others)})." if others else ".")
+    return chosen, note
+
+
+def results(root: Path, config: dict) -> dict:
+    """Grade ``root/submission``; the ``results.json`` document."""
+    from . import grade
+
+    start = time.monotonic()
+    items = grade.select_items(",".join(config["items"]))
+    path, note = find_submission(root / "submission")
+    if path is None:
+        result = grade.Result("submission", items)
+        for item in items:
+            result.points[item.key], result.verdicts[item.key] = 0, "missing: nothing was submitted"
+    else:
+        result = grade.grade_submission(path, items, time_limit=config["time_limit"],
+                                        memory_limit=config["memory_limit"])
+    tests = [
+        {
+            "name": f"{item.key}: {item.name}",
+            "score": result.points[item.key],
+            "max_score": item.points,
+            "status": "passed" if result.points[item.key] == item.points else "failed",
+            "output": result.verdicts[item.key],
+        }
+        for item in items
+    ]
+    lines = [note, *(f"Note: {n}" for n in result.notes), f"Total: {result.total} of {result.max_total} points."]
+    return {
+        "score": result.total,
+        "output": "\n".join(lines),
+        "execution_time": round(time.monotonic() - start, 1),
+        "tests": tests,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m transformer_lessons.gradescope",
+                                     description="Grade /autograder/submission into /autograder/results/results.json.")
+    parser.add_argument("--root", type=Path, default=Path(os.environ.get(ROOT_VARIABLE, "/autograder")))
+    parser.add_argument("--config", type=Path, required=True)
+    args = parser.parse_args(argv)
+    document = results(args.root, json.loads(args.config.read_text()))
+    out = args.root / "results" / "results.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".results.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(document, indent=2) + "\n")
+    os.replace(tmp, out)
+    print(document["output"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

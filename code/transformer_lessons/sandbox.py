@@ -1,0 +1,497 @@
+"""Run a submission in child processes with limits; the grader only ever receives values.
+
+:class:`Sandbox` starts :mod:`transformer_lessons.sandbox_worker` in a fresh interpreter
+(``python -I``: no user site, no ``PYTHONPATH``, not the current directory), in a scratch
+directory of its own, with a scrubbed environment, in a new session (its own process
+group), with its address space capped (``RLIMIT_AS``) and its output thrown away. The
+grader sends it pickled requests (inputs the *grader* made) and reads replies that are
+JSON and NumPy ``.npy`` blobs loaded with ``allow_pickle=False``: nothing the child sends
+is ever unpickled or run. A reply that is late, garbled or missing (the child looped,
+exited, crashed or ran out of memory) raises a :class:`SandboxError`, which is a
+``BaseException`` so that the checks' handlers for the learner's own errors never catch it.
+
+Processes a submission starts do not outlive it: the grader makes itself a child
+subreaper (Linux ``PR_SET_CHILD_SUBREAPER``), so a process that detaches (a double fork,
+``setsid``, ``start_new_session=True``) is re-parented to the grader instead of to
+``init``; :meth:`Sandbox.close` kills the child's process group and then every process
+below the grader that did not exist before the sandbox started, until none is left.
+
+:class:`RemoteFunction` and :class:`RemoteClass` stand for the learner's function or
+``nn.Module`` class in the grader: calling them runs the learner's code in the child.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import io
+import json
+import os
+import pickle
+import re
+import resource
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+WORKER = Path(__file__).with_name("sandbox_worker.py")
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # the folder that holds transformer_lessons/
+STARTUP_LIMIT = 300  # seconds for a fresh interpreter to import numpy and torch (a busy machine is slow)
+MAX_REPLY = 512 * 2**20  # bytes: a reply larger than this is refused, not read
+_TORCH_DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool",
+                 "complex64", "complex128")
+_PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 36, 37
+
+
+class SandboxError(BaseException):
+    """The child gave no usable reply; the message is the one-line reason."""
+
+
+class ItemTimeout(SandboxError):
+    pass
+
+
+class WorkerDied(SandboxError):
+    pass
+
+
+class BadReply(SandboxError):
+    pass
+
+
+def clean_text(text: str, limit: int = 300) -> str:
+    """One printable line of at most ``limit`` characters (a submission's text is not trusted)."""
+    text = re.sub(r"[\x00-\x1f\x7f\u2028\u2029\u0085]+", " ", str(text)).strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# ---------------------------------------------------------------- processes
+def _libc():
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:  # pragma: no cover - not Linux
+        return None
+
+
+def set_subreaper(on: bool = True) -> bool | None:
+    """Make this process a child subreaper; return the previous setting (None where unsupported)."""
+    libc = _libc()
+    if libc is None or not sys.platform.startswith("linux"):
+        return None
+    old = ctypes.c_int(0)
+    libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(old), 0, 0, 0)
+    libc.prctl(_PR_SET_CHILD_SUBREAPER, 1 if on else 0, 0, 0, 0)
+    return bool(old.value)
+
+
+def _process_table() -> dict[int, tuple[int, str]]:
+    """``{pid: (parent pid, state)}`` of every process, read from ``/proc``."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()  # after "pid (comm) "
+        table[int(entry)] = (int(fields[1]), fields[0])
+    return table
+
+
+def children(pid: int | None = None) -> set[int]:
+    pid = os.getpid() if pid is None else pid
+    return {p for p, (ppid, _) in _process_table().items() if ppid == pid}
+
+
+def kill_descendants(protected: set[int], deadline: float = 30.0) -> int:
+    """SIGKILL every process below this one except ``protected`` children (and theirs); reap them.
+
+    Loops until none is left: a process that forks while we kill is caught on the next
+    pass, and orphans come back to us as the subreaper. Returns how many were killed.
+    """
+    if not Path("/proc").is_dir():  # pragma: no cover - not Linux: the process group kill is all there is
+        return 0
+    me, killed, end = os.getpid(), set(), time.monotonic() + deadline
+    while time.monotonic() < end:
+        table = _process_table()
+        below: dict[int, list[int]] = {}
+        for p, (ppid, _) in table.items():
+            below.setdefault(ppid, []).append(p)
+        todo = [p for p in below.get(me, []) if p not in protected]
+        found = []
+        while todo:
+            p = todo.pop()
+            found.append(p)
+            todo += below.get(p, [])
+        if not found:
+            return len(killed)
+        for p in found:
+            if table[p][1] != "Z":
+                try:
+                    os.kill(p, signal.SIGKILL)
+                    killed.add(p)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        for p in below.get(me, []):
+            if p not in protected:
+                try:
+                    os.waitpid(p, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+        time.sleep(0.01)
+    return len(killed)
+
+
+# ---------------------------------------------------------------- replies
+def _load_npy(blob: bytes) -> np.ndarray:
+    try:
+        arr = np.load(io.BytesIO(blob), allow_pickle=False)
+    except Exception as exc:
+        raise BadReply(f"the submission's process sent an unreadable array ({type(exc).__name__})") from None
+    if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "biufc" or arr.dtype.fields is not None or arr.ndim > 8:
+        raise BadReply("the submission's process sent an array of an unsupported kind")
+    return arr
+
+
+def decode(node, blobs: list[bytes], depth: int = 0):
+    """A value from a reply's JSON tree; anything unexpected is a :class:`BadReply`."""
+    if depth > 16 or not isinstance(node, dict) or len(node) not in (1, 2):
+        raise BadReply("the submission's process sent a malformed reply")
+    if "py" in node:
+        v = node["py"]
+        if not isinstance(v, (type(None), bool, int, float, str)):
+            raise BadReply("the submission's process sent a malformed value")
+        return v
+    index = node.get("nd", node.get("torch"))
+    if index is not None:
+        if not isinstance(index, int) or not 0 <= index < len(blobs):
+            raise BadReply("the submission's process sent a reply that refers to a missing array")
+        arr = _load_npy(blobs[index])
+        if "nd" in node:
+            return arr[()] if node.get("scalar") is True else arr
+        import torch
+
+        dtype = node.get("dtype")
+        if dtype not in _TORCH_DTYPES:
+            raise BadReply("the submission's process sent a tensor of an unsupported dtype")
+        return torch.from_numpy(arr.copy()).to(getattr(torch, dtype))
+    for kind, cls in (("tuple", tuple), ("list", list)):
+        if kind in node:
+            if not isinstance(node[kind], list):
+                raise BadReply("the submission's process sent a malformed reply")
+            return cls(decode(v, blobs, depth + 1) for v in node[kind])
+    if "opaque" in node:
+        raise TypeError(
+            f"it returned a {clean_text(node['opaque'], 60)}, which the grader cannot read: "
+            "return a NumPy array or a torch tensor"
+        )
+    raise BadReply("the submission's process sent a malformed reply")
+
+
+_BUILTIN_ERRORS = {
+    cls.__name__: cls
+    for cls in (ArithmeticError, AttributeError, FloatingPointError, ImportError, IndexError, KeyError,
+                LookupError, MemoryError, ModuleNotFoundError, NameError, NotImplementedError, OverflowError,
+                RecursionError, RuntimeError, TypeError, UnboundLocalError, ValueError, ZeroDivisionError)
+}
+
+
+def rebuild_exception(info) -> Exception:
+    """The learner's exception, rebuilt from its name and message; always an ``Exception``.
+
+    Names that the grader gives a meaning to (``AssertionError``, ``CheckFailed``,
+    ``SystemExit``) become plain ``Exception`` subclasses of the same name, so that a
+    submission cannot raise a check's verdict or stop the grader.
+    """
+    if not isinstance(info, dict):
+        raise BadReply("the submission's process sent a malformed error")
+    name = info.get("type") if isinstance(info.get("type"), str) else "Exception"
+    name = name if name.isidentifier() else "Exception"
+    msg = info.get("msg") if isinstance(info.get("msg"), str) else ""
+    msg = clean_text(msg.splitlines()[0] if msg.strip() else "", 500)  # the first line: a reason, not a report
+    if info.get("not_implemented") is True:
+        return NotImplementedError(msg)
+    if name in _BUILTIN_ERRORS:
+        return _BUILTIN_ERRORS[name](msg)
+    return type(name, (Exception,), {"__module__": "submission"})(msg)
+
+
+# ---------------------------------------------------------------- the child
+class Sandbox:
+    """One child process that holds a submission's namespace.
+
+    ``cells`` are ``(cell number, source, indices of the statements to run)``; ``names``
+    the names the grader will ask for. ``deadline`` (a ``time.monotonic()`` value) bounds
+    every request; set it before each rubric item.
+    """
+
+    def __init__(self, cells, names, *, memory_limit: int, load_time_limit: float):
+        self.cells, self.names, self.memory_limit = cells, list(names), memory_limit
+        self.load_time_limit = load_time_limit
+        self.deadline = float("inf")
+        self.proc = None
+        self._seq = 0
+
+    # -- lifetime
+    def start(self) -> dict:
+        """Start the child and run the submission's statements; return ``{"notes", "kinds", "refs"}``."""
+        self.scratch = tempfile.mkdtemp(prefix="grade-")
+        self._protected = children()
+        to_child_r, self._to_child = os.pipe()
+        self._from_child, from_child_w = os.pipe()
+        limit = self.memory_limit
+
+        def limits():  # runs in the child, before the interpreter starts
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+        env = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": self.scratch,
+            "TMPDIR": self.scratch,
+            "LANG": "C.UTF-8",
+            "PYTHONHASHSEED": "0",
+            "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+            "OPENBLAS_NUM_THREADS": "1",
+        }
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", str(WORKER), str(to_child_r), str(from_child_w), str(PACKAGE_ROOT)],
+            cwd=self.scratch,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(to_child_r, from_child_w),
+            start_new_session=True,
+            preexec_fn=limits,
+        )
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self.deadline = time.monotonic() + STARTUP_LIMIT  # numpy and torch load before the clock starts
+        self._receive()
+        self.deadline = time.monotonic() + self.load_time_limit
+        reply, _ = self._request({"op": "load", "cells": self.cells, "names": self.names})
+        if not all(isinstance(reply.get(k), (list, dict)) for k in ("notes", "kinds", "refs")):
+            raise BadReply("the submission's process sent a malformed reply")
+        return reply
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def close(self) -> None:
+        """Kill the child, everything it started, and remove its scratch directory."""
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait()
+        kill_descendants(self._protected)
+        for fd in (self._to_child, self._from_child):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        shutil.rmtree(self.scratch, ignore_errors=True)
+        self.proc = None
+
+    # -- wire
+    def _death(self) -> str:
+        try:
+            code = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            return "the submission's process stopped answering"
+        if code < 0:
+            name = signal.Signals(-code).name
+            hint = " (out of memory?)" if -code == signal.SIGKILL else ""
+            return f"the submission's process was killed by {name}{hint}"
+        return f"the submission's process exited with code {code}"
+
+    def _read(self, n: int) -> bytes:
+        buf = bytearray()
+        while len(buf) < n:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise ItemTimeout("time limit")
+            ready, _, _ = select.select([self._from_child], [], [], min(left, 1.0))
+            if not ready:
+                continue
+            chunk = os.read(self._from_child, min(n - len(buf), 1 << 20))
+            if not chunk:
+                raise WorkerDied(self._death())
+            buf += chunk
+        return bytes(buf)
+
+    def _request(self, request: dict) -> tuple[dict, list[bytes]]:
+        if not self.alive:
+            raise WorkerDied(self._death())
+        self._seq += 1
+        request["seq"] = self._seq
+        data = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)  # a copy: the child cannot touch ours
+        try:
+            os.write(self._to_child, struct.pack("<Q", len(data)))
+            view = memoryview(data)
+            while view:
+                _, ready, _ = select.select([], [self._to_child], [], max(self.deadline - time.monotonic(), 0))
+                if not ready:
+                    raise ItemTimeout("time limit")
+                view = view[os.write(self._to_child, view[: 1 << 16]) :]
+        except OSError:  # a broken pipe: the child is gone
+            raise WorkerDied(self._death()) from None
+        return self._receive()
+
+    def _receive(self) -> tuple[dict, list[bytes]]:
+        budget = MAX_REPLY
+        (size,) = struct.unpack("<Q", self._read(8))
+        if size > budget:
+            raise BadReply("the submission's process sent a reply larger than the grader reads")
+        try:
+            header = json.loads(self._read(size))
+        except (ValueError, UnicodeDecodeError):
+            raise BadReply("the submission's process sent a malformed reply") from None
+        budget -= size
+        (count,) = struct.unpack("<I", self._read(4))
+        blobs = []
+        for _ in range(count):
+            (n,) = struct.unpack("<Q", self._read(8))
+            if n > budget:
+                raise BadReply("the submission's process sent a reply larger than the grader reads")
+            budget -= n
+            blobs.append(self._read(n))
+        if not isinstance(header, dict) or header.get("seq") != self._seq:
+            raise BadReply("the submission's process sent a reply out of turn")
+        return header, blobs
+
+    def _value(self, header: dict, blobs: list[bytes]):
+        if "exc" in header:
+            raise rebuild_exception(header["exc"])
+        if "ok" not in header:
+            raise BadReply("the submission's process sent a malformed reply")
+        return decode(header["ok"], blobs)
+
+    # -- requests
+    def call(self, name: str | None, args: tuple, kwargs: dict, handle: int | None = None):
+        request = {"op": "call", "args": args, "kwargs": kwargs}
+        request.update({"handle": handle} if handle is not None else {"name": name})
+        return self._value(*self._request(request))
+
+    def construct(self, name: str, args: tuple) -> tuple[int, list]:
+        header, blobs = self._request({"op": "construct", "name": name, "args": args})
+        if "exc" in header:
+            raise rebuild_exception(header["exc"])
+        if not isinstance(header.get("handle"), int):
+            raise BadReply("the submission's process sent a malformed reply")
+        return header["handle"], _local_attention_layers(header.get("inner"), blobs)
+
+    def method(self, handle: int, method: str) -> None:
+        self._value(*self._request({"op": "method", "handle": handle, "method": method}))
+
+    def describe(self, handle: int) -> list:
+        header, blobs = self._request({"op": "describe", "handle": handle})
+        if "exc" in header:
+            raise rebuild_exception(header["exc"])
+        return _local_attention_layers(header.get("inner"), blobs)
+
+
+def _local_attention_layers(inner, blobs) -> list:
+    """Real ``nn.MultiheadAttention`` layers in the grader, with the child's settings and weights."""
+    import torch
+    from torch import nn
+
+    if not isinstance(inner, list) or len(inner) > 16:
+        raise BadReply("the submission's process sent a malformed module description")
+    layers = []
+    for d in inner:
+        if not isinstance(d, dict):
+            raise BadReply("the submission's process sent a malformed module description")
+        ints = [d.get(k) for k in ("embed_dim", "num_heads", "kdim", "vdim")]
+        if not all(isinstance(v, int) and not isinstance(v, bool) and 0 < v <= 4096 for v in ints):
+            raise BadReply("the submission's module has an attention layer of an unsupported size")
+        flags = [d.get(k) for k in ("bias", "add_bias_kv", "add_zero_attn", "batch_first", "training")]
+        if not all(isinstance(v, bool) for v in flags) or not isinstance(d.get("dropout"), float):
+            raise BadReply("the submission's process sent a malformed module description")
+        state = d.get("state")
+        if not isinstance(state, dict):
+            raise BadReply("the submission's process sent a malformed module description")
+        tensors = {str(k): decode(v, blobs) for k, v in state.items()}
+        if not all(isinstance(t, torch.Tensor) for t in tensors.values()):
+            raise BadReply("the submission's process sent a malformed module description")
+        dtype = next(iter(tensors.values())).dtype if tensors else torch.float32
+        try:
+            layer = nn.MultiheadAttention(
+                d["embed_dim"], d["num_heads"], dropout=d["dropout"], bias=d["bias"],
+                add_bias_kv=d["add_bias_kv"], add_zero_attn=d["add_zero_attn"], kdim=d["kdim"],
+                vdim=d["vdim"], batch_first=d["batch_first"], dtype=dtype,
+            )
+            layer.load_state_dict(tensors)
+        except (ValueError, RuntimeError, AssertionError, TypeError) as exc:
+            raise BadReply(f"the submission's attention layer could not be rebuilt: {clean_text(exc, 120)}") from None
+        layer.train(d["training"])
+        layers.append(layer)
+    return layers
+
+
+# ---------------------------------------------------------------- stand-ins for the learner's code
+class RemoteFunction:
+    """The learner's function, called in the child on copies of the arguments."""
+
+    def __init__(self, sandbox: Sandbox, name: str):
+        self._sandbox, self.__name__ = sandbox, name
+
+    def __call__(self, *args, **kwargs):
+        return self._sandbox.call(self.__name__, args, kwargs)
+
+
+class RemoteModule:
+    """An instance of the learner's ``nn.Module`` living in the child.
+
+    ``modules()`` gives this stand-in, then grader-side copies of the ``nn.MultiheadAttention``
+    layers it holds (refreshed after every call), so a check can read their settings and
+    weights; calling it runs ``forward`` in the child.
+    """
+
+    def __init__(self, sandbox: Sandbox, handle: int, layers: list):
+        self._sandbox, self._handle, self._layers = sandbox, handle, layers
+
+    def modules(self):
+        return iter([self, *self._layers])
+
+    def eval(self):
+        self._sandbox.method(self._handle, "eval")
+        self._layers = self._sandbox.describe(self._handle)
+        return self
+
+    def train(self, mode: bool = True):
+        self._sandbox.method(self._handle, "train" if mode else "eval")
+        self._layers = self._sandbox.describe(self._handle)
+        return self
+
+    def __call__(self, *args, **kwargs):
+        result = self._sandbox.call(None, args, kwargs, handle=self._handle)
+        self._layers = self._sandbox.describe(self._handle)
+        return result
+
+    def __getattr__(self, name):
+        raise AttributeError(f"the grader reads only the attention layers of a module, not `{name}`")
+
+
+class RemoteClass:
+    """The learner's ``nn.Module`` class: calling it builds an instance in the child."""
+
+    def __init__(self, sandbox: Sandbox, name: str):
+        self._sandbox, self.__name__ = sandbox, name
+
+    def __call__(self, *args):
+        handle, layers = self._sandbox.construct(self.__name__, args)
+        return RemoteModule(self._sandbox, handle, layers)

@@ -1,0 +1,86 @@
+"""The Gradescope bundle: its run_autograder, run on scratch trees, writes a valid results.json."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from test_grade import HEADER, PARTLY_BROKEN, SOLUTIONS
+from transformer_lessons import grade, gradescope
+
+ITEMS = grade.ASSIGNMENTS["exercises"]
+
+SUBMISSIONS = {
+    "good": HEADER + "\n\n".join(SOLUTIONS.values()),
+    "partial": PARTLY_BROKEN,
+    "crashing": "import os\n\ndef self_attention(Q, K, V):\n    os._exit(1)\n\n# %%\ndef split_heads(x, h)\n    return x\n",
+}
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("bundle")
+    assert grade.main(["--gradescope", str(folder), "--assignment", "exercises", "--time-limit", "10"]) == 0
+    return folder
+
+
+def test_the_bundle_has_what_gradescope_needs(bundle):
+    for name in ("setup.sh", "run_autograder"):
+        assert os.access(bundle / name, os.X_OK), name
+    pins = (bundle / "requirements.txt").read_text().splitlines()
+    assert [line.split("==")[0] for line in pins] == ["numpy", "torch"] and all("==" in p for p in pins)
+    assert (bundle / "transformer_lessons" / "sandbox_worker.py").exists()
+    assert json.loads((bundle / "config.json").read_text())["items"] == list(ITEMS)
+
+
+def _run(bundle, root):
+    env = {**os.environ, gradescope.ROOT_VARIABLE: str(root), "PYTHON": sys.executable}
+    proc = subprocess.run(["bash", str(bundle / "run_autograder")], env=env, capture_output=True, text=True,
+                          timeout=900, cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+def _valid(doc: dict) -> None:
+    """Gradescope's format: a numeric score, tests with name, score, max_score and output."""
+    assert set(doc) >= {"score", "tests", "output"}
+    assert isinstance(doc["score"], (int, float)) and isinstance(doc["output"], str)
+    by_item = {i.key: i for i in grade.RUBRIC}
+    assert [t["name"].split(":")[0] for t in doc["tests"]] == list(ITEMS)
+    for t in doc["tests"]:
+        assert set(t) >= {"name", "score", "max_score", "output"}
+        assert isinstance(t["output"], str) and t["output"]
+        assert t["max_score"] == by_item[t["name"].split(":")[0]].points
+        assert 0 <= t["score"] <= t["max_score"]
+        assert t["status"] == ("passed" if t["score"] == t["max_score"] else "failed")
+    assert doc["score"] == sum(t["score"] for t in doc["tests"])
+
+
+@pytest.mark.parametrize("name", sorted(SUBMISSIONS))
+def test_run_autograder_grades_a_scratch_tree(bundle, tmp_path, name):
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / f"{name}.py").write_text(SUBMISSIONS[name])
+    doc = _run(bundle, tmp_path)
+    _valid(doc)
+    full = sum(grade.RUBRIC[[i.key for i in grade.RUBRIC].index(k)].points for k in ITEMS)
+    tests = {t["name"].split(":")[0]: t for t in doc["tests"]}
+    if name == "good":
+        assert doc["score"] == full
+    elif name == "partial":
+        assert 0 < doc["score"] < full and tests["ex3_positional"]["score"] == 5
+        assert "no transpose" in tests["ex2_multi_head"]["output"]
+    else:
+        assert doc["score"] == 0
+        assert "exited with code 1" in tests["ex1_self_attention"]["output"]
+        assert "SyntaxError" in doc["output"]
+
+
+def test_an_empty_submission_still_gets_results(bundle, tmp_path):
+    (tmp_path / "submission").mkdir()
+    doc = _run(bundle, tmp_path)
+    _valid(doc)
+    assert doc["score"] == 0 and "No .ipynb or .py file" in doc["output"]
