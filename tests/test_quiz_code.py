@@ -138,7 +138,7 @@ def test_the_self_check_gives_the_quoted_message(label):
     _, namespace = run(snippet)
     checks = checks_module()
     if "mha" in namespace and "mask" in namespace:  # the snippet as a function fn(mha, x), as in bug 5
-        from transformer_lessons.bughunt import check_causal_self_attention
+        from transformer_lessons.checks.bughunt import check_causal_self_attention
 
         mask = namespace["mask"]
 
