@@ -34,9 +34,11 @@ LINESTYLES = ["-", "--", "-.", ":"]
 MARKERS = "os^D"
 PNG_DPI = 120  # the site's PNG figures; the PDFs get diagrams at PRINT_DPI
 PRINT_DPI = 200
-# The phone width the figures are designed for: at 390 CSS px the theme leaves about this
-# much for an image (tests/test_plots.py checks text sizes against it).
-PHONE_CONTENT_PX = 358
+# The width the figures are designed for: on a 390 CSS px phone the theme's article column
+# is 342 px wide, and a figure inside an exercise's solution box gets 320 px, the narrowest
+# (measured by tests/test_browser_layout.py; tests/test_figure_layout.py checks every
+# figure's text sizes against it).
+PHONE_CONTENT_PX = 320
 MIN_PHONE_TEXT_PX = 9
 
 # Page colours of the theme (--pst-color-background: sphinx-book-theme's #121212 in dark
@@ -51,7 +53,7 @@ THEMED_MIME = "application/vnd.transformer-lessons.themed-figure+json"
 def _rc(theme: str) -> dict:
     c = THEMES[theme]
     return {
-        "font.size": 10,
+        "font.size": 11,  # 9.2 CSS px on a 5.3 inch figure shown 320 px wide
         "figure.facecolor": c["background"], "axes.facecolor": c["background"],
         "savefig.facecolor": c["background"], "savefig.edgecolor": c["background"],
         "text.color": c["text"], "axes.labelcolor": c["text"], "axes.edgecolor": c["text"],
@@ -210,7 +212,7 @@ def phone_text_px(fig: Figure, fontsize_pt: float, svg: bool = False) -> float:
     return fontsize_pt / 72 * per_inch * min(1.0, PHONE_CONTENT_PX / natural_width)
 
 
-def _fit_fontsize(fig_width_in: float, preferred: float = 10.0) -> float:
+def _fit_fontsize(fig_width_in: float, preferred: float = 11.0) -> float:
     """The smallest font size (pt) that is MIN_PHONE_TEXT_PX tall on a phone, or ``preferred``."""
     needed = MIN_PHONE_TEXT_PX * 72 * PNG_DPI * fig_width_in / PHONE_CONTENT_PX / PNG_DPI
     return max(preferred, round(needed + 0.05, 1))
@@ -244,8 +246,8 @@ def annotation_colour(value: float, vmax: float, cmap: str = WEIGHTS_CMAP, vmin:
 # panels of a grid go on fewer columns, the colour bar moves under the heatmap, and, as a
 # last resort, only every k-th row and column is labelled, so that no two labels overlap.
 FIG_WIDTH = 5.3  # inches: the width of every plot (636 px at PNG_DPI, 358 px on a phone)
-TICK_PT = 10.0  # the tick labels' font size (the rc's font.size)
-LINE = 1.3  # two tick labels side by side need this many times their font size from centre to centre
+TICK_PT = 11.0  # the tick labels' font size (the rc's font.size)
+LINE = 1.2  # two tick labels side by side need this many times their font size from centre to centre
 CHAR = 0.62  # the width of an average character of DejaVu Sans, in font sizes
 
 
@@ -463,7 +465,7 @@ def positional_encoding_curves(pe, dims: Sequence[int] = (0, 1, 6, 7), base: flo
             ax.plot(positions, pe[:, d], linestyle="none", marker=MARKERS[n % len(MARKERS)], markersize=3, **style)
         ax.set_xlabel("position (markers: the integer positions)")
         ax.set_ylabel("PE value")
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), fontsize=10, ncols=min(len(dims), 2), frameon=False)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), fontsize=11, ncols=min(len(dims), 2), frameon=False)
         ax.set_title("A pair (2i, 2i+1) shares one frequency")
 
     return themed((5.3, 3.6), draw)
@@ -485,7 +487,7 @@ def saturation_plot(d_ks: Sequence[int], unscaled: Sequence[dict], scaled: Seque
             ax_g.plot(d_ks, [s["grad_norm"] for s in stats], **style)
         for ax in (ax_w, ax_g):
             ax.set_xscale("log", base=2)
-            ax.legend(fontsize=10)
+            ax.legend(fontsize=11)
         ax_g.set_xlabel("d_k")
         ax_w.set_ylabel("mean largest weight")
         ax_w.set_ylim(0, 1.05)
@@ -536,7 +538,7 @@ def gradient_distance_plot(rnn_norms, attention_norms) -> ThemedFigure:
         ax.set_xlabel("distance from the last position (steps)")
         ax.set_ylabel("|d output[T-1] / d input[j]|")
         ax.set_title("Gradient reaching each input from the last output")
-        ax.legend(fontsize=10)
+        ax.legend(fontsize=11)
 
     return themed((5.3, 3.4), draw)
 
@@ -576,7 +578,7 @@ def scaling_plot(sizes: Sequence[float], series: dict, ylabel: str, title: str |
         ax.set_ylabel(ylabel)
         if title:
             ax.set_title(title)
-        ax.legend(fontsize=10)
+        ax.legend(fontsize=11)
         ax.grid(True, which="major", alpha=0.3)
 
     return themed((5.3, 3.8), draw)
@@ -600,7 +602,7 @@ def dk_weights_plot(d_ks: Sequence[int], max_unscaled, max_scaled, n_keys: int, 
         for values, label, n in ((max_unscaled, "q·k (unscaled)", 1), (max_scaled, "q·k / sqrt(d_k)", 0)):
             ax.plot(d_ks, values, color=colours[n], linestyle=LINESTYLES[n], marker=MARKERS[n], label=label)
         ax.axhline(1 / n_keys, color=THEMES[theme]["muted"], linewidth=0.8, linestyle=":")
-        ax.text(d_ks[-1], 1 / n_keys - 0.03, f"uniform: 1/{n_keys}", color=THEMES[theme]["muted"], fontsize=10,
+        ax.text(d_ks[-1], 1 / n_keys - 0.03, f"uniform: 1/{n_keys}", color=THEMES[theme]["muted"], fontsize=11,
                 ha="right", va="top")
         ax.set_xscale("log", base=2)
         ax.set_xticks(d_ks, [str(d) if i % 2 == 0 else "" for i, d in enumerate(d_ks)])
@@ -608,7 +610,7 @@ def dk_weights_plot(d_ks: Sequence[int], max_unscaled, max_scaled, n_keys: int, 
         ax.set_xlabel("d_k")
         ax.set_ylabel("largest weight (mean)")
         ax.set_title(f"{n_keys} keys, mean over {n_queries} queries")
-        ax.legend(fontsize=10, loc="center left")
+        ax.legend(fontsize=11, loc="center left")
 
     return themed((5.3, 3.4), draw)
 
