@@ -72,7 +72,11 @@ def test_multi_head_shapes_are_the_module_shapes(sizes):
     assert fig.shapes["Q_heads"] == fig.shapes["heads"] == (h, t, d_k)
     assert fig.shapes["W_Q"] == fig.shapes["W_O"] == (e, e)
     assert shapes_written(fig) == set(fig.shapes.values())
-    assert sum(t.startswith("head ") for t in texts(fig)) == h
+    assert sum(bool(re.fullmatch(r"head \d+", t)) for t in texts(fig)) == h
+    # the two rows of per-head blocks say what they are: the weights, then each head's output
+    rows = [t for t in texts(fig) if t.startswith(("attention\nweights", "head outputs"))]
+    assert [r.splitlines()[-1] for r in rows] == [diagrams.shape_label(fig.shapes["weights"]),
+                                                 diagrams.shape_label(fig.shapes["heads"])]
 
 
 @pytest.mark.parametrize("norm_first", [False, True])

@@ -25,9 +25,9 @@ from .multihead import MultiHeadAttention
 from .plots import OKABE_ITO, SIGNED_CMAP, THEMES, ThemedFigure, themed
 from .positional import positional_encoding
 
-WIDTH = 5.2  # inches: fits a phone column at about 0.7 scale
-FONT = 11
-SMALL = 10
+WIDTH = 5.2  # inches: shown 320-342 px wide on a 390 px phone, about 0.65 scale
+FONT = 12
+SMALL = 11  # 9.4 CSS px at 320 px
 # Box fill per theme: a pale tint on a light page, a dark one on a dark page.
 FILL = {"light": "#e9eef6", "dark": "#253040"}
 OP_FILL = {"light": "#fdf0dc", "dark": "#3d3222"}
@@ -220,27 +220,26 @@ def multi_head(seq_len: int = SEQ_LEN, d_model: int = example.D_MODEL, num_heads
             c.matrix(xx, y2, seq_len, d_model, cell, name, shapes["Q"], bands=colours)
         # split into heads: H blocks of (T, d_k) per projection
         y3 = y2 - step
-        c.text(WIDTH / 2, y2 - block_h / 2 - 0.3,
-               f"split the columns into {h} heads of d_k = {d_k}: Q, K, V each {shape_label(shapes['Q_heads'])}",
+        c.text(WIDTH / 2, y2 - block_h / 2 - 0.29,
+               f"split the columns into {h} heads of d_k = {d_k}:\nQ, K, V each {shape_label(shapes['Q_heads'])}",
                size=SMALL)
-        # attention per head
-        gap = (WIDTH - 0.6) / h
-        centres = [0.3 + gap * (i + 0.5) for i in range(h)]
+        # attention per head: one row of weights, one row of outputs, each named at the left
+        left = 1.25  # the rows' names sit left of this; the heads share the rest of the width
+        gap = (WIDTH - left - 0.1) / h
+        centres = [left + gap * (i + 0.5) for i in range(h)]
         for i, xx in enumerate(centres):
             c.matrix(xx, y3, seq_len, seq_len, cell, f"head {i}", None, bands=[colours[i]])
-        c.text(WIDTH / 2, y3 - block_h / 2 - 0.22,
-               f"attention per head: weights {shape_label(shapes['weights'])}", size=SMALL)
+        c.text(0.1, y3, f"attention\nweights\n{shape_label(shapes['weights'])}", size=SMALL, ha="left")
         # head outputs
         y4 = y3 - step
         for i, xx in enumerate(centres):
-            c.arrow((xx, y3 - block_h / 2 - 0.35), (xx, y4 + block_h / 2 + 0.08))
+            c.arrow((xx, y3 - block_h / 2 - 0.05), (xx, y4 + block_h / 2 + 0.08))
             c.matrix(xx, y4, seq_len, d_k, cell, None, None, bands=[colours[i]])
-        c.text(WIDTH / 2, y4 - block_h / 2 - 0.22, f"weights × V per head: {shape_label(shapes['heads'])}",
-               size=SMALL)
+        c.text(0.1, y4, f"head outputs\nweights × V\n{shape_label(shapes['heads'])}", size=SMALL, ha="left")
         # concatenate
         y5 = y4 - step
         for xx in centres:
-            c.arrow((xx, y4 - block_h / 2 - 0.35), (WIDTH / 2 + (xx - WIDTH / 2) * 0.3, y5 + block_h / 2 + 0.08))
+            c.arrow((xx, y4 - block_h / 2 - 0.05), (WIDTH / 2 + (xx - WIDTH / 2) * 0.3, y5 + block_h / 2 + 0.08))
         c.matrix(WIDTH / 2, y5, seq_len, d_model, cell, None, None, bands=colours)
         c.text(WIDTH / 2 + d_model * cell / 2 + 0.1, y5, f"concat\n{shape_label(shapes['concat'])}", size=SMALL,
                ha="left")

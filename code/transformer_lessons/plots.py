@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import io
+import textwrap
 from typing import Callable, ClassVar, Sequence
 
 import matplotlib
@@ -33,9 +34,11 @@ LINESTYLES = ["-", "--", "-.", ":"]
 MARKERS = "os^D"
 PNG_DPI = 120  # the site's PNG figures; the PDFs get diagrams at PRINT_DPI
 PRINT_DPI = 200
-# The phone width the figures are designed for: at 390 CSS px the theme leaves about this
-# much for an image (tests/test_plots.py checks text sizes against it).
-PHONE_CONTENT_PX = 358
+# The width the figures are designed for: on a 390 CSS px phone the theme's article column
+# is 342 px wide, and a figure inside an exercise's solution box gets 320 px, the narrowest
+# (measured by tests/test_browser_layout.py; tests/test_figure_layout.py checks every
+# figure's text sizes against it).
+PHONE_CONTENT_PX = 320
 MIN_PHONE_TEXT_PX = 9
 
 # Page colours of the theme (--pst-color-background: sphinx-book-theme's #121212 in dark
@@ -50,7 +53,7 @@ THEMED_MIME = "application/vnd.transformer-lessons.themed-figure+json"
 def _rc(theme: str) -> dict:
     c = THEMES[theme]
     return {
-        "font.size": 10,
+        "font.size": 11,  # 9.2 CSS px on a 5.3 inch figure shown 320 px wide
         "figure.facecolor": c["background"], "axes.facecolor": c["background"],
         "savefig.facecolor": c["background"], "savefig.edgecolor": c["background"],
         "text.color": c["text"], "axes.labelcolor": c["text"], "axes.edgecolor": c["text"],
@@ -109,14 +112,23 @@ class ThemedFigure(Figure):
                 "image/png": base64.b64encode(print_png).decode(), THEMED_MIME: themed}
 
 
-def themed(figsize, draw: Callable[[Figure, str], None], *, svg: bool = False, layout="constrained") -> ThemedFigure:
-    """Draw ``draw(fig, theme)`` twice, once per theme, into a :class:`ThemedFigure`."""
+def themed(figsize, draw: Callable[[Figure, str], None], *, svg: bool = False, layout="constrained",
+           fit: Callable[[Figure], object] | None = None) -> ThemedFigure:
+    """Draw ``draw(fig, theme)`` twice, once per theme, into a :class:`ThemedFigure`.
+
+    ``fit(fig)``, if given, may resize the light figure once it is drawn (square heatmap
+    cells); the dark one is then drawn at that size."""
     with theme_context("light"):
         fig = ThemedFigure(figsize=figsize, layout=layout)
         draw(fig, "light")
+        if fit is not None:
+            fit(fig)
+    figsize = tuple(fig.get_size_inches())
     with theme_context("dark"):
         dark = Figure(figsize=figsize, layout=layout)
         draw(dark, "dark")
+        if fit is not None:  # laid out like the light one (tick labels are formatted then)
+            dark.draw_without_rendering()
     fig.dark, fig.svg = dark, svg
     return fig
 
@@ -200,27 +212,10 @@ def phone_text_px(fig: Figure, fontsize_pt: float, svg: bool = False) -> float:
     return fontsize_pt / 72 * per_inch * min(1.0, PHONE_CONTENT_PX / natural_width)
 
 
-def _fit_fontsize(fig_width_in: float, preferred: float = 10.0) -> float:
+def _fit_fontsize(fig_width_in: float, preferred: float = 11.0) -> float:
     """The smallest font size (pt) that is MIN_PHONE_TEXT_PX tall on a phone, or ``preferred``."""
     needed = MIN_PHONE_TEXT_PX * 72 * PNG_DPI * fig_width_in / PHONE_CONTENT_PX / PNG_DPI
     return max(preferred, round(needed + 0.05, 1))
-
-
-def _draw_heatmap(fig, ax, weights, query_labels, key_labels, title, vmax=None, colorbar=True,
-                  xlabel=True, ylabel=True):
-    t, s = weights.shape
-    image = ax.imshow(weights, cmap=WEIGHTS_CMAP, vmin=0.0, vmax=vmax, aspect="auto")
-    ax.set_xticks(range(s), [str(lab) for lab in key_labels] if key_labels is not None else range(s), rotation=45, ha="right")
-    ax.set_yticks(range(t), [str(lab) for lab in query_labels] if query_labels is not None else range(t))
-    if xlabel:
-        ax.set_xlabel("key (attended to)")
-    if ylabel:
-        ax.set_ylabel("query (attending)")
-    if title:
-        ax.set_title(title)
-    if colorbar:
-        fig.colorbar(image, ax=ax, label="attention weight")
-    return image
 
 
 def _check_labels(weights: np.ndarray, query_labels, key_labels) -> None:
@@ -245,6 +240,115 @@ def annotation_colour(value: float, vmax: float, cmap: str = WEIGHTS_CMAP, vmin:
     return "black" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "white"
 
 
+# --- heatmaps: square cells, and every label readable on a phone -----------------------
+# A heatmap is drawn with square cells (a (T, S) matrix looks T by S, not stretched into a
+# strip), as wide as the figure allows. Its tick labels then get what room there is: the
+# panels of a grid go on fewer columns, the colour bar moves under the heatmap, and, as a
+# last resort, only every k-th row and column is labelled, so that no two labels overlap.
+FIG_WIDTH = 5.3  # inches: the width of every plot (636 px at PNG_DPI, 358 px on a phone)
+TICK_PT = 11.0  # the tick labels' font size (the rc's font.size)
+LINE = 1.2  # two tick labels side by side need this many times their font size from centre to centre
+CHAR = 0.62  # the width of an average character of DejaVu Sans, in font sizes
+
+
+def _line_in(fontsize: float = TICK_PT) -> float:
+    """Inches from one tick label's centre to the next's, for labels that do not touch."""
+    return LINE * fontsize / 72
+
+
+def _fit_square_cells(fig: Figure, rows: int = 1, rounds: int = 5) -> float:
+    """Give ``fig`` the height at which its heatmaps, drawn with ``imshow(aspect="auto")``
+    (the image fills its axes), have square cells, and return the cell size in inches.
+
+    ``imshow(aspect="equal")`` would keep the cells square by shrinking the image inside
+    the box the layout made for it, which leaves empty bands, and constrained layout then
+    misplaces the axis labels (it measures them from the shrunk axes); here the box itself
+    gets the image's proportions. ``rows``: how many heatmaps are stacked (a grid's rows)."""
+    width, height = fig.get_size_inches()
+    cell = 0.0
+    for _ in range(rounds):
+        fig.draw_without_rendering()
+        ax = next(a for a in fig.axes if a.images)
+        box = ax.get_position(original=True)  # the box constrained layout gave the axes
+        t, s = ax.images[0].get_array().shape[:2]
+        cell = box.width * width / s
+        missing = cell * t - box.height * height  # inches the box is short of t square cells
+        if abs(missing) < 0.003:
+            break
+        height = max(1.0, height + rows * missing)
+        fig.set_size_inches(width, height)
+    return cell
+
+
+def _heatmaps(weights: np.ndarray, query_labels, key_labels, titles, ncols: int, suptitle=None,
+              annotate: bool = False, axis_labels=("key (attended to)", "query (attending)")) -> ThemedFigure:
+    """``weights (H, T, S)`` as H heatmaps with square cells on one colour scale; see the
+    comment above for how the labels are given room."""
+    h, t, s = weights.shape
+    keys = [str(lab) for lab in key_labels] if key_labels is not None else [str(j) for j in range(s)]
+    queries = [str(lab) for lab in query_labels] if query_labels is not None else [str(i) for i in range(t)]
+    vmax = float(weights.max())
+
+    def layout(cols, cbar, step=1, rotation=90, wrap=None, annotate_fs=None):
+        rows = -(-h // cols)
+
+        def draw(fig, theme):
+            axes = fig.subplots(rows, cols, squeeze=False, sharex=True, sharey=True).ravel()
+            image = None
+            for i, ax in enumerate(axes):
+                if i >= h:
+                    ax.set_axis_off()
+                    continue
+                image = ax.imshow(weights[i], cmap=WEIGHTS_CMAP, vmin=0.0, vmax=vmax, aspect="auto",
+                                  interpolation="nearest")
+                ax.set_xticks(range(0, s, step), keys[::step], rotation=rotation,
+                              ha="center" if rotation == 0 else "right", rotation_mode="anchor" if rotation else "default",
+                              va="top" if rotation == 0 else "center")
+                ax.set_yticks(range(0, t, step), queries[::step])
+                ax.tick_params(labelbottom=i + cols >= h, labelleft=i % cols == 0)
+                title = titles[i] if titles is not None else (f"head {i}" if h > 1 else None)
+                if title:
+                    ax.set_title(textwrap.fill(title, wrap) if wrap else title)
+                if annotate_fs:
+                    for r in range(t):
+                        for c in range(s):
+                            ax.text(c, r, f"{weights[i, r, c]:.2f}", ha="center", va="center", fontsize=annotate_fs,
+                                    color=annotation_colour(weights[i, r, c], vmax))
+            if h > 1:
+                fig.supxlabel(axis_labels[0], fontsize=TICK_PT)
+                fig.supylabel(axis_labels[1], fontsize=TICK_PT)
+            else:
+                axes[0].set_xlabel(axis_labels[0])
+                axes[0].set_ylabel(axis_labels[1])
+            live = axes[:h].tolist()
+            fig.colorbar(image, ax=live if h > 1 else live[0], label="attention weight", location=cbar,
+                         shrink=0.8 if h > 1 else 1.0)
+            if suptitle:
+                fig.suptitle(textwrap.fill(suptitle, int(FIG_WIDTH * 72 / (CHAR * 12))))
+
+        return draw, rows
+
+    def probe(*args, **kw) -> float:  # the cell size this layout gives, in inches
+        draw, rows = layout(*args, **kw)
+        with theme_context("light"):
+            fig = Figure(figsize=(FIG_WIDTH, 4.0), layout="constrained")
+            draw(fig, "light")
+            return _fit_square_cells(fig, rows)
+
+    # The first layout whose cells leave room for a label per row and column; else the roomiest.
+    tried = [((cols, "right"), probe(cols, "right")) for cols in range(min(ncols, h), 0, -1)]
+    if tried[-1][1] < _line_in():
+        tried.append(((1, "bottom"), probe(1, "bottom")))
+    (cols, cbar), cell = next(((c, x) for c, x in tried if x >= _line_in()), max(tried, key=lambda p: p[1]))
+    step = max(1, int(np.ceil(_line_in() / cell - 1e-9)))
+    rotation = 0 if max(map(len, keys)) * CHAR * TICK_PT / 72 <= 0.9 * step * cell else 90
+    wrap = max(8, int(cell * s * 72 / (CHAR * 12)))  # title characters per line of the panel's width
+    annotate_fs = _fit_fontsize(FIG_WIDTH)
+    annotate = annotate and cell >= 4 * CHAR * annotate_fs / 72  # "0.23": four characters must fit
+    draw, rows = layout(cols, cbar, step, rotation, wrap, annotate_fs if annotate else None)
+    return themed((FIG_WIDTH, 4.0), draw, fit=lambda fig: _fit_square_cells(fig, rows))
+
+
 def attention_heatmap(
     weights,
     query_labels: Sequence | None = None,
@@ -252,14 +356,17 @@ def attention_heatmap(
     title: str | None = None,
     annotate: bool = False,
 ) -> ThemedFigure:
-    """Heatmap of one attention matrix.
+    """Heatmap of one attention matrix, with square cells.
 
     Args:
         weights: ``(T, S)`` attention weights (rows = queries).
         query_labels: ``T`` labels for the rows; key_labels: ``S`` for the columns
             (default: the query labels, for self-attention).
         annotate: write each weight in its cell, in a font at least 9 CSS px tall on a
-            390 px phone; with too many columns for that the numbers are left out.
+            390 px phone; with cells too small for that the numbers are left out.
+
+    With many columns the colour bar goes under the heatmap, and when even then a label
+    per row would not fit, every k-th row and column is labelled.
     """
     weights = np.asarray(weights, dtype=float)
     if weights.ndim != 2:
@@ -267,23 +374,7 @@ def attention_heatmap(
     if key_labels is None and weights.shape[0] == weights.shape[1]:
         key_labels = query_labels
     _check_labels(weights, query_labels, key_labels)
-    t, s = weights.shape
-    width = min(5.3, 1.6 + 0.62 * s)
-    cell_in = (width - 1.9) / s  # about the width of one cell
-    fontsize = _fit_fontsize(width)
-    annotate = annotate and cell_in >= 4 * 0.6 * fontsize / 72  # "0.23": four characters must fit
-
-    def draw(fig, theme):
-        ax = fig.add_subplot()
-        _draw_heatmap(fig, ax, weights, query_labels, key_labels, title)
-        if annotate:
-            vmax = weights.max()
-            for i in range(t):
-                for j in range(s):
-                    ax.text(j, i, f"{weights[i, j]:.2f}", ha="center", va="center", fontsize=fontsize,
-                            color=annotation_colour(weights[i, j], vmax))
-
-    return themed((width, 1.1 + 0.5 * t), draw)
+    return _heatmaps(weights[None], query_labels, key_labels, [title] if title else None, 1, annotate=annotate)
 
 
 def attention_grid(
@@ -294,11 +385,15 @@ def attention_grid(
     ncols: int = 2,
     suptitle: str | None = None,
 ) -> ThemedFigure:
-    """One heatmap per head on a shared colour scale, two per row by default (4 heads: 2x2).
+    """One heatmap per head on a shared colour scale, square cells, at most ``ncols``
+    per row (4 heads: 2x2).
 
     Args:
         weights: ``(H, T, S)``.
-        titles: ``H`` panel titles (default ``head 0``, ``head 1``, ...).
+        titles: ``H`` panel titles (default ``head 0``, ``head 1``, ...), wrapped to the
+            panel's width.
+        ncols: the most panels side by side; fewer when that many would leave cells too
+            small for a token label per row (one label's line height), one below the other.
     """
     weights = np.asarray(weights, dtype=float)
     if weights.ndim != 3:
@@ -306,35 +401,15 @@ def attention_grid(
     if key_labels is None and weights.shape[1] == weights.shape[2]:
         key_labels = query_labels
     _check_labels(weights, query_labels, key_labels)
-    h, t, s = weights.shape
-    ncols = min(ncols, h)
-    nrows = -(-h // ncols)
-    vmax = float(weights.max())
-    width = min(5.3, 1.4 + ncols * (0.3 + 0.3 * s))
-    height = 0.9 + nrows * (0.5 + (width - 1.4) / ncols * t / s * 0.9)
-
-    def draw(fig, theme):
-        axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False, sharex=True, sharey=True)).ravel()
-        image = None
-        for i, ax in enumerate(axes):
-            if i >= h:
-                ax.set_axis_off()
-                continue
-            title = titles[i] if titles is not None else f"head {i}"
-            image = _draw_heatmap(fig, ax, weights[i], query_labels, key_labels, title, vmax=vmax,
-                                  colorbar=False, xlabel=False, ylabel=False)
-            ax.tick_params(labelbottom=i + ncols >= h, labelleft=i % ncols == 0)
-        fig.supxlabel("key (attended to)", fontsize=10)
-        fig.supylabel("query (attending)", fontsize=10)
-        fig.colorbar(image, ax=axes.tolist(), label="attention weight", shrink=0.8)
-        if suptitle:
-            fig.suptitle(suptitle)
-
-    return themed((width, height), draw)
+    if titles is not None and len(titles) != weights.shape[0]:
+        raise ValueError(f"{len(titles)} titles for weights of shape {weights.shape} (H={weights.shape[0]})")
+    if ncols < 1:
+        raise ValueError(f"ncols must be at least 1, got {ncols}")
+    return _heatmaps(weights, query_labels, key_labels, titles, ncols, suptitle=suptitle)
 
 
 def positional_encoding_heatmap(pe) -> ThemedFigure:
-    """Heatmap of a positional-encoding table ``pe (T, d_model)``.
+    """Heatmap of a positional-encoding table ``pe (T, d_model)``, one square cell per value.
 
     ``cividis`` runs from dark blue (-1) through grey (0) to yellow (+1), so the value is
     also the lightness: a sine near 0 is mid-grey, a cosine near 1 is bright.
@@ -351,7 +426,8 @@ def positional_encoding_heatmap(pe) -> ThemedFigure:
         ax.set_title(f"{pe.shape[0]} positions x {pe.shape[1]} dimensions")
         fig.colorbar(image, ax=ax, label="value")
 
-    return themed((5.3, 3.6), draw)
+    # narrower than the other plots: a 64 x 32 table with square cells is twice as tall as wide
+    return themed((4.4, 4.0), draw, fit=_fit_square_cells)
 
 
 def positional_encoding_curves(pe, dims: Sequence[int] = (0, 1, 6, 7), base: float = 10000.0) -> ThemedFigure:
@@ -389,7 +465,7 @@ def positional_encoding_curves(pe, dims: Sequence[int] = (0, 1, 6, 7), base: flo
             ax.plot(positions, pe[:, d], linestyle="none", marker=MARKERS[n % len(MARKERS)], markersize=3, **style)
         ax.set_xlabel("position (markers: the integer positions)")
         ax.set_ylabel("PE value")
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), fontsize=10, ncols=min(len(dims), 2), frameon=False)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), fontsize=11, ncols=min(len(dims), 2), frameon=False)
         ax.set_title("A pair (2i, 2i+1) shares one frequency")
 
     return themed((5.3, 3.6), draw)
@@ -411,7 +487,7 @@ def saturation_plot(d_ks: Sequence[int], unscaled: Sequence[dict], scaled: Seque
             ax_g.plot(d_ks, [s["grad_norm"] for s in stats], **style)
         for ax in (ax_w, ax_g):
             ax.set_xscale("log", base=2)
-            ax.legend(fontsize=10)
+            ax.legend(fontsize=11)
         ax_g.set_xlabel("d_k")
         ax_w.set_ylabel("mean largest weight")
         ax_w.set_ylim(0, 1.05)
@@ -462,7 +538,7 @@ def gradient_distance_plot(rnn_norms, attention_norms) -> ThemedFigure:
         ax.set_xlabel("distance from the last position (steps)")
         ax.set_ylabel("|d output[T-1] / d input[j]|")
         ax.set_title("Gradient reaching each input from the last output")
-        ax.legend(fontsize=10)
+        ax.legend(fontsize=11)
 
     return themed((5.3, 3.4), draw)
 
@@ -502,7 +578,7 @@ def scaling_plot(sizes: Sequence[float], series: dict, ylabel: str, title: str |
         ax.set_ylabel(ylabel)
         if title:
             ax.set_title(title)
-        ax.legend(fontsize=10)
+        ax.legend(fontsize=11)
         ax.grid(True, which="major", alpha=0.3)
 
     return themed((5.3, 3.8), draw)
@@ -526,7 +602,7 @@ def dk_weights_plot(d_ks: Sequence[int], max_unscaled, max_scaled, n_keys: int, 
         for values, label, n in ((max_unscaled, "q·k (unscaled)", 1), (max_scaled, "q·k / sqrt(d_k)", 0)):
             ax.plot(d_ks, values, color=colours[n], linestyle=LINESTYLES[n], marker=MARKERS[n], label=label)
         ax.axhline(1 / n_keys, color=THEMES[theme]["muted"], linewidth=0.8, linestyle=":")
-        ax.text(d_ks[-1], 1 / n_keys - 0.03, f"uniform: 1/{n_keys}", color=THEMES[theme]["muted"], fontsize=10,
+        ax.text(d_ks[-1], 1 / n_keys - 0.03, f"uniform: 1/{n_keys}", color=THEMES[theme]["muted"], fontsize=11,
                 ha="right", va="top")
         ax.set_xscale("log", base=2)
         ax.set_xticks(d_ks, [str(d) if i % 2 == 0 else "" for i, d in enumerate(d_ks)])
@@ -534,7 +610,7 @@ def dk_weights_plot(d_ks: Sequence[int], max_unscaled, max_scaled, n_keys: int, 
         ax.set_xlabel("d_k")
         ax.set_ylabel("largest weight (mean)")
         ax.set_title(f"{n_keys} keys, mean over {n_queries} queries")
-        ax.legend(fontsize=10, loc="center left")
+        ax.legend(fontsize=11, loc="center left")
 
     return themed((5.3, 3.4), draw)
 

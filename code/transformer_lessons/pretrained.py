@@ -305,11 +305,15 @@ def head_gallery(weights: np.ndarray, tokens: list[str], title: str | None = Non
     """Every head of every layer as a small heatmap: ``weights (L, H, T, T)``.
 
     One image: rows of thumbnails are layers, columns are heads, separated by a gap;
-    no token labels (too small), the sentence is the title instead. One ``imshow``
-    instead of 72 axes keeps it fast. Returns a matplotlib ``Figure``."""
+    no token labels (too small), the sentence is the title instead, wrapped to the
+    figure's width. One ``imshow`` instead of 72 axes keeps it fast. The figure is 5.3
+    inches wide with 11 pt text, like the book's other plots: at 390 px that text is still
+    9 CSS px tall (:func:`transformer_lessons.plots.phone_text_px`). Returns a matplotlib ``Figure``."""
+    import textwrap
+
     from matplotlib.figure import Figure
 
-    from .plots import WEIGHTS_CMAP
+    from .plots import CHAR, FIG_WIDTH, WEIGHTS_CMAP, _fit_square_cells
 
     L, H, T, _ = weights.shape
     gap = max(1, T // 5)
@@ -318,18 +322,22 @@ def head_gallery(weights: np.ndarray, tokens: list[str], title: str | None = Non
     for l in range(L):
         for h in range(H):
             mosaic[l * step: l * step + T, h * step: h * step + T] = weights[l, h]
-    fig = Figure(figsize=(0.62 * H + 1.2, 0.62 * L + 0.9), layout="constrained")
+    width, size = FIG_WIDTH, 11
+    fig = Figure(figsize=(width, (width - 1.6) * L / H + 1.6), layout="constrained")
     ax = fig.add_subplot()
-    image = ax.imshow(mosaic, cmap=WEIGHTS_CMAP, vmin=0, vmax=1, interpolation="nearest")
-    ax.set_xticks([h * step + (T - 1) / 2 for h in range(H)], [str(h) for h in range(H)])  # from 0
-    ax.set_yticks([l * step + (T - 1) / 2 for l in range(L)], [str(l) for l in range(L)])
-    ax.set_xlabel("head")
-    ax.set_ylabel("layer")
+    image = ax.imshow(mosaic, cmap=WEIGHTS_CMAP, vmin=0, vmax=1, interpolation="nearest", aspect="auto")
+    ax.set_xticks([h * step + (T - 1) / 2 for h in range(H)], [str(h) for h in range(H)], fontsize=size)  # from 0
+    ax.set_yticks([l * step + (T - 1) / 2 for l in range(L)], [str(l) for l in range(L)], fontsize=size)
+    ax.set_xlabel("head", fontsize=size)
+    ax.set_ylabel("layer", fontsize=size)
     ax.tick_params(length=0)
     for side in ax.spines.values():
         side.set_visible(False)
-    fig.colorbar(image, ax=ax, label="attention weight", shrink=0.8)
-    ax.set_title(title or " ".join(tokens), fontsize=9)
+    bar = fig.colorbar(image, ax=ax, shrink=0.8)
+    bar.set_label("attention weight", fontsize=size)
+    bar.ax.tick_params(labelsize=size)
+    ax.set_title(textwrap.fill(title or " ".join(tokens), int(width * 72 / (CHAR * size))), fontsize=size)
+    _fit_square_cells(fig)  # square thumbnails, with the labels inside the figure
     return fig
 
 
@@ -449,22 +457,32 @@ def head_view_html(texts: list[str], tokens: list[list[str]], attentions: list[n
 
 def similarity_heatmap(similarity: np.ndarray, labels: list[str], title: str = "cosine similarity"):
     """Heatmap of a ``(N, N)`` cosine-similarity matrix in [-1, 1], each value written in
-    its cell (a diverging, colour-blind-safe map: 0 is white). Returns a ``Figure``."""
+    its cell (a diverging, colour-blind-safe map: 0 is white), the labels wrapped so that
+    the cells keep room for their numbers. Text is 11 pt on a 5.3 inch figure, 9 CSS px
+    at 390 px. Returns a ``Figure``."""
+    import textwrap
+
     from matplotlib.figure import Figure
+
+    from .plots import FIG_WIDTH, _fit_square_cells
 
     similarity = np.asarray(similarity, dtype=float)
     n = len(labels)
     if similarity.shape != (n, n):
         raise ValueError(f"similarity of shape {similarity.shape} for {n} labels")
-    fig = Figure(figsize=(2.2 + 0.75 * n, 1.2 + 0.55 * n), layout="constrained")
+    fig = Figure(figsize=(FIG_WIDTH, 1.6 + 0.5 * n), layout="constrained")
     ax = fig.add_subplot()
-    image = ax.imshow(similarity, cmap="RdBu_r", vmin=-1, vmax=1)  # ColorBrewer, colour-blind safe
+    image = ax.imshow(similarity, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")  # ColorBrewer, colour-blind safe
     ax.set_xticks(range(n), [f"{i + 1}" for i in range(n)])
-    ax.set_yticks(range(n), [f"{i + 1}. {lab}" for i, lab in enumerate(labels)])
+    ax.set_yticks(range(n), [textwrap.fill(f"{i + 1}. {lab}", 24) for i, lab in enumerate(labels)])
+    ax.tick_params(labelsize=11)
     for i in range(n):
         for j in range(n):
             colour = "white" if abs(similarity[i, j]) > 0.6 else "black"
-            ax.text(j, i, f"{similarity[i, j]:.2f}", ha="center", va="center", fontsize=8, color=colour)
-    ax.set_title(title)
-    fig.colorbar(image, ax=ax, label="cosine similarity")
+            ax.text(j, i, f"{similarity[i, j]:.2f}", ha="center", va="center", fontsize=11, color=colour)
+    ax.set_title(title, fontsize=12)
+    bar = fig.colorbar(image, ax=ax, location="bottom", shrink=0.8)  # the labels take the width
+    bar.set_label("cosine similarity", fontsize=11)
+    bar.ax.tick_params(labelsize=11)
+    _fit_square_cells(fig)  # square cells, with the labels inside the figure
     return fig
