@@ -461,6 +461,63 @@ class PrintEditions(SphinxPostTransform):
             index = addnodes.index(entries=entries, inline=False)
             section.insert(1, index)
 
+    # A numbered figure (or equation) in a hidden box (a solution's figure) is numbered on
+    # the web where the box is. In print the box goes (student edition) or moves to the
+    # answers appendix (instructor edition): LaTeX's counters step where the box was, so the
+    # figures after it keep the web's numbers, and in the appendix the figure prints the
+    # number it has on the web ("Fig. 6.2"), not one of the appendix.
+    def numbered_inside(self, node) -> list[tuple[str, str]]:
+        sof = _start_of_file(node)
+        numbers = self.env.toc_fignumbers.get(sof.get("docname", "") if sof is not None else "", {})
+        found = []
+        for fig in node.findall(nodes.figure):
+            if fig["ids"] and any(isinstance(c, nodes.caption) for c in fig.children):
+                number = numbers.get("figure", {}).get(fig["ids"][0])
+                found.append(("figure", ".".join(map(str, number)) if number else ""))
+        for table in node.findall(nodes.table):
+            if table["ids"] and any(isinstance(c, nodes.title) for c in table.children):
+                number = numbers.get("table", {}).get(table["ids"][0])
+                found.append(("table", ".".join(map(str, number)) if number else ""))
+        for math in node.findall(nodes.math_block):
+            if math.get("number") is not None:
+                found.append(("equation", ""))
+        return found
+
+    @staticmethod
+    def counter_steps(numbered) -> nodes.raw:
+        counts = {k: sum(1 for kind, _ in numbered if kind == k) for k in ("figure", "table", "equation")}
+        tex = "".join(rf"\addtocounter{{{k}}}{{{n}}}" for k, n in counts.items() if n)
+        return nodes.raw("", tex + "\n" if tex else "", format="latex")
+
+    @staticmethod
+    def unfloat_figures(node, numbered) -> None:
+        """A figure in an answer box prints as its image and its caption, "Fig. 6.2: ...",
+        with the web's number: a float cannot live inside a box (sphinx-exercise's
+        admonition), and it keeps its place in the answer."""
+        numbers = iter([n for k, n in numbered if k == "figure"])
+        for fig in list(node.findall(nodes.figure)):
+            captions = [c for c in fig.children if isinstance(c, nodes.caption)]
+            if not captions:
+                continue
+            number = next(numbers, "")
+            block = nodes.container(classes=["tl-answer-figure"])
+            for image in fig.findall(nodes.image):
+                block += nodes.paragraph("", "", image.deepcopy())
+            label = f"Fig. {number}: " if number else ""
+            block += nodes.paragraph("", "", nodes.emphasis("", label, *[c.deepcopy() for c in captions[0].children]))
+            fig.replace_self(block)
+
+    @staticmethod
+    def fixed_numbers(numbered) -> nodes.raw:
+        """\\begingroup, and the web's number for the tables in this entry (one table: an
+        entry with more keeps LaTeX's numbers for the others)."""
+        tex = r"\begingroup"
+        for kind in ("table",):
+            numbers = [n for k, n in numbered if k == kind and n]
+            if len(numbers) == 1:
+                tex += rf"\def\the{kind}{{{numbers[0]}}}"
+        return nodes.raw("", tex + "\n", format="latex")
+
     def editions(self) -> None:
         student = self.config.book_edition == "student"
         if True:  # both editions: the same words, the same pages
@@ -492,7 +549,8 @@ class PrintEditions(SphinxPostTransform):
             if kind == "solution":
                 titles = list(node.findall(nodes.title))
                 sol_title = titles[0].astext() if titles else "Solution"
-            node.replace_self(_box(kind, choice, student, ref, sol_title))
+            numbered = self.numbered_inside(node)
+            node.replace_self([self.counter_steps(numbered), _box(kind, choice, student, ref, sol_title)])
             if student:
                 continue
             if chapter != current_chapter:
@@ -509,7 +567,10 @@ class PrintEditions(SphinxPostTransform):
                 entry += nodes.paragraph("", "", title, back)
             else:
                 entry += nodes.paragraph("", "", nodes.emphasis(text="The exercise"), back)
+            self.unfloat_figures(node, numbered)
+            entry += self.fixed_numbers(numbered)
             entry += node
+            entry += nodes.raw("", "\\endgroup\n", format="latex")
             sub += entry
         if student:
             return
@@ -599,8 +660,36 @@ class MarkBibliography(SphinxPostTransform):
             break
 
 
+_WRITER_DEPTH: dict[int, int] = {}  # the LaTeX writer's numfig_secnum_depth, per build
+
+
+def _number_env_by_chapter(app) -> None:
+    """In the print builds, Sphinx's own numbers (sphinx-exercise's "Exercise 6.1", its
+    solutions' titles) by chapter, as on the web and as LaTeX numbers figures and equations.
+
+    sphinx-jupyterbook-latex sets numfig_secnum_depth to 2 when the book has parts: the LaTeX
+    writer counts the part as a level, so 2 makes LaTeX restart its figure and equation
+    counters at each chapter. Sphinx's own numbering (the environment's) does not count
+    parts, and with 2 it numbered exercises by section: "Exercise 6.2.1" in print for the
+    web's "Exercise 6.1". So the environment numbers with 1 (set here, after that
+    extension, before the numbers are assigned) and the writer gets its 2 back once they
+    are (``_restore_writer_depth``, on env-updated)."""
+    if app.builder.name != "latex":
+        return
+    _WRITER_DEPTH[id(app)] = app.config.numfig_secnum_depth
+    app.config.numfig_secnum_depth = 1
+
+
+def _restore_writer_depth(app, env):
+    if app.builder.name == "latex" and id(app) in _WRITER_DEPTH:
+        app.config.numfig_secnum_depth = _WRITER_DEPTH[id(app)]
+    return []
+
+
 def setup(app):
     _register_bibliography_style()
+    app.connect("builder-inited", _number_env_by_chapter, priority=900)  # after sphinx-jupyterbook-latex (500)
+    app.connect("env-updated", _restore_writer_depth)
     app.add_config_value("book_edition", "full", "env")
     app.connect("config-inited", _configure)
     app.connect("builder-inited", _label_pdf)
