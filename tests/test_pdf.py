@@ -654,7 +654,8 @@ def _index_headwords(edition: str) -> list[str]:
     words = []
     for m in re.finditer(r"^\s*\\item\s+(.*?)(?:,\s*\\(?:hyperpage|spxpagem|sphinxstyle)|\s*$)", ind, re.MULTILINE):
         text = m.group(1).replace(r"\sphinxhyphen{}", "-").replace(r"\sphinxhyphen {}", "-")
-        text = re.sub(r"\\[a-zA-Z@]+\s*|[{}]", "", text).strip().rstrip(",")
+        text = re.sub(r"\\[a-zA-Z@]+\s*|[{}]", "", text)
+        text = re.split(r",\s*\d", text)[0].strip().rstrip(",")  # the headword, not its pages
         if text:
             words.append(text)
     return words

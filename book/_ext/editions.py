@@ -673,7 +673,7 @@ def _number_env_by_chapter(app) -> None:
     parts, and with 2 it numbered exercises by section: "Exercise 6.2.1" in print for the
     web's "Exercise 6.1". So the environment numbers with 1 (set here, after that
     extension, before the numbers are assigned) and the writer gets its 2 back once they
-    are (``_restore_writer_depth``, on env-updated)."""
+    are (``_restore_writer_depth``, on env-get-updated after Sphinx's own listener)."""
     if app.builder.name != "latex":
         return
     _WRITER_DEPTH[id(app)] = app.config.numfig_secnum_depth
@@ -689,7 +689,8 @@ def _restore_writer_depth(app, env):
 def setup(app):
     _register_bibliography_style()
     app.connect("builder-inited", _number_env_by_chapter, priority=900)  # after sphinx-jupyterbook-latex (500)
-    app.connect("env-updated", _restore_writer_depth)
+    # Sphinx assigns the numbers on env-get-updated (TocTreeCollector, priority 500)
+    app.connect("env-get-updated", _restore_writer_depth, priority=900)
     app.add_config_value("book_edition", "full", "env")
     app.connect("config-inited", _configure)
     app.connect("builder-inited", _label_pdf)
