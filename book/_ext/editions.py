@@ -472,11 +472,11 @@ class PrintEditions(SphinxPostTransform):
         found = []
         for fig in node.findall(nodes.figure):
             if fig["ids"] and any(isinstance(c, nodes.caption) for c in fig.children):
-                number = numbers.get("figure", {}).get(fig["ids"][0])
+                number = next((numbers["figure"][i] for i in fig["ids"] if i in numbers.get("figure", {})), None)
                 found.append(("figure", ".".join(map(str, number)) if number else ""))
         for table in node.findall(nodes.table):
             if table["ids"] and any(isinstance(c, nodes.title) for c in table.children):
-                number = numbers.get("table", {}).get(table["ids"][0])
+                number = next((numbers["table"][i] for i in table["ids"] if i in numbers.get("table", {})), None)
                 found.append(("table", ".".join(map(str, number)) if number else ""))
         for math in node.findall(nodes.math_block):
             if math.get("number") is not None:
