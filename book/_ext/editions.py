@@ -467,17 +467,22 @@ class PrintEditions(SphinxPostTransform):
     # figures after it keep the web's numbers, and in the appendix the figure prints the
     # number it has on the web ("Fig. 6.2"), not one of the appendix.
     def numbered_inside(self, node) -> list[tuple[str, str]]:
-        sof = _start_of_file(node)
-        numbers = self.env.toc_fignumbers.get(sof.get("docname", "") if sof is not None else "", {})
+        # Labels are unique in the book: the number is looked up in every page's numbers
+        # (the box may already stand outside its page's subtree here).
+        def web_number(kind: str, ids: list[str]) -> str:
+            for numbers in self.env.toc_fignumbers.values():
+                for i in ids:
+                    if not re.fullmatch(r"id\d+", i) and i in numbers.get(kind, {}):  # a label, not docutils' "id3"
+                        return ".".join(map(str, numbers[kind][i]))
+            return ""
+
         found = []
         for fig in node.findall(nodes.figure):
             if fig["ids"] and any(isinstance(c, nodes.caption) for c in fig.children):
-                number = next((numbers["figure"][i] for i in fig["ids"] if i in numbers.get("figure", {})), None)
-                found.append(("figure", ".".join(map(str, number)) if number else ""))
+                found.append(("figure", web_number("figure", fig["ids"])))
         for table in node.findall(nodes.table):
             if table["ids"] and any(isinstance(c, nodes.title) for c in table.children):
-                number = next((numbers["table"][i] for i in table["ids"] if i in numbers.get("table", {})), None)
-                found.append(("table", ".".join(map(str, number)) if number else ""))
+                found.append(("table", web_number("table", table["ids"])))
         for math in node.findall(nodes.math_block):
             if math.get("number") is not None:
                 found.append(("equation", ""))
