@@ -418,7 +418,7 @@ def test_render_pages_for_a_person_to_look_at():
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     text = pdf_text("instructor").split("\f")
     wanted = {"title": 1}
-    for name, needle in (("foundations", "Self-attention"), ("quiz", "Question 4"), ("pacing", "The full lesson (2.5 hours)"), ("answers", "Solution to Exercise 1")):
+    for name, needle in (("foundations", "Self-attention"), ("quiz", "Question 4"), ("pacing", "The full lesson (2.5 hours)"), ("answers", "Solution to Exercise ")):
         hits = [i + 1 for i, p in enumerate(text) if needle in p and i > 5]
         hit = hits[-1] if name in ("pacing", "answers") and hits else (hits[0] if hits else None)
         if hit:
@@ -439,3 +439,339 @@ def test_index_points_where_terms_are_taught(edition):
     pages = [int(p) for p in re.findall(r"\\indexentry\{.*\}\{(\d+)\}\s*$", idx, re.MULTILINE)]
     glossary = next(int(p) for level, t, p in _toc_entries(edition) if level == "chapter" and t.endswith("Glossary"))
     assert sum(p < glossary for p in pages) >= 10, f"{edition}: {sum(p < glossary for p in pages)} index entries before the glossary"
+
+
+# --- one numbering (issue 20): the web and both PDFs, label by label --------------------------
+
+# The LaTeX label Sphinx writes for an element of the page `doc` whose HTML id is `id`:
+# "book/foundations:fig-x" for figures, tables and listings, "equation:book/foundations:eq-x"
+# for a display equation (HTML id "equation-eq-x"), "exercise:ex-x" for an exercise
+# (sphinx-exercise's own).
+def _latex_label(doc: str, html_id: str, kind: str) -> str:
+    if kind == "equation":
+        return f"equation:{doc}:{html_id.removeprefix('equation-')}"
+    if kind == "exercise":
+        return f"exercise:{html_id}"
+    return f"{doc}:{html_id}"
+
+
+HIDDEN_IN_PRINT = ".quiz-answer, div.solution, .instructor-only, .tag_instructor-only"
+
+
+def web_numbers(toc_files, edition: str) -> dict[str, tuple[str, str, str]]:
+    """LaTeX label -> (kind, number as printed on the web, page) for every numbered figure,
+    table, listing, exercise and equation of the edition's pages. Elements of boxes that the
+    print editions move to the answers appendix, or drop, are left out: they are not where
+    the web has them (tests below check that there are none)."""
+    found = {}
+    for doc in edition_files(toc_files, edition):
+        art = BeautifulSoup(html_page(doc).read_text(), "html.parser").select_one("article")
+        for hidden in art.select(HIDDEN_IN_PRINT):
+            hidden.decompose()
+        for span in art.select("span.caption-number"):
+            holder = span.find_parent(lambda t: t.has_attr("id") and t.name in ("figure", "table", "div"))
+            if holder is None:
+                continue
+            text = " ".join(span.get_text().split())  # "Fig. 2.3", "Table 1.1", "Exercise 5.1"
+            kind = text.split()[0].rstrip(".").lower()
+            found[_latex_label(doc, holder["id"], kind)] = (kind, text, doc)
+        for eqno in art.select("span.eqno"):
+            math = eqno.find_parent(lambda t: t.has_attr("id"))
+            number = eqno.find(string=True, recursive=False) or eqno.get_text()
+            found[_latex_label(doc, math["id"], "equation")] = ("equation", number.strip(), doc)
+    return found
+
+
+def _aux_labels(edition: str) -> dict[str, tuple[str, str]]:
+    """LaTeX label -> (number, hyperref anchor), from book.aux."""
+    aux = latex_file(edition, ".aux").read_text(errors="replace")
+    out = {}
+    for line in aux.splitlines():
+        m = re.match(r"\\newlabel\{(.*?)\}\{", line)
+        if not m:
+            continue
+        groups, depth, start = [], 0, None  # the five brace groups of hyperref's label
+        for i, ch in enumerate(line[m.end():]):
+            if ch == "{":
+                depth += 1
+                if depth == 1:
+                    start = i + 1
+            elif ch == "}":
+                if depth == 1:
+                    groups.append(line[m.end() + start : m.end() + i])
+                depth -= 1
+                if depth < 0:
+                    break
+        if len(groups) >= 4:
+            out[m.group(1)] = (groups[0], groups[3])
+    return out
+
+
+_READERS: dict = {}
+
+
+def pdf_reader(edition: str):
+    from pypdf import PdfReader
+
+    if edition not in _READERS:
+        _READERS[edition] = PdfReader(str(pdf_path(edition)))
+    return _READERS[edition]
+
+
+_PAGE_TEXT: dict = {}
+
+
+def page_text(edition: str, index: int) -> str:
+    """pdftotext of one page (0-based index), whitespace collapsed."""
+    key = (edition, index)
+    if key not in _PAGE_TEXT:
+        pages_ = pdf_text(edition).split("\f")
+        for i, text in enumerate(pages_):
+            _PAGE_TEXT[(edition, i)] = " ".join(text.split())
+    return _PAGE_TEXT.get(key, "")
+
+
+def _bare(number: str) -> str:
+    """"2.3" of "Fig. 2.3", "(2.3)" or "Exercise 2.3"."""
+    return re.search(r"\d+(?:\.\d+)*", number).group(0)
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_numbers_are_the_web_numbers(edition, toc_files):
+    """Every numbered figure, table, exercise and equation prints, on its page of the PDF,
+    the number it has on the web: the page is the one its LaTeX label's anchor points at
+    (book.aux and the PDF's named destinations), the number is read from that page's text."""
+    web = web_numbers(toc_files, edition)
+    kinds = {k for k, _, _ in web.values()}
+    assert {"fig", "equation", "exercise"} <= kinds, f"{edition}: numbered kinds on the web: {kinds}"
+    assert all(re.fullmatch(r"(?:[A-Za-z]+\.? )?\(?\d+\.\d+\)?", n) for _, n, _ in web.values()), (
+        "the web numbers are not by chapter: " + str(sorted({n for _, n, _ in web.values()})[:10])
+    )
+    aux = _aux_labels(edition)
+    reader = pdf_reader(edition)
+    dests = reader.named_destinations
+    problems = []
+    for label, (kind, number, doc) in sorted(web.items()):
+        if label not in aux:
+            problems.append(f"{label} ({number} on the web): no such label in the PDF")
+            continue
+        printed, anchor = aux[label]
+        if kind in ("fig", "table", "listing", "equation") and printed != _bare(number):
+            problems.append(f"{label}: {number} on the web, {printed} in LaTeX")
+        if anchor not in dests:
+            problems.append(f"{label}: its anchor {anchor} is not a destination of the PDF")
+            continue
+        index = reader.get_destination_page_number(dests[anchor])
+        # the anchor's page and the next two: a float's caption, or an exercise box after a
+        # page of figures, may follow its anchor a page or two later
+        nearby = " ".join(page_text(edition, i) for i in (index, index + 1, index + 2))
+        if not re.search(re.escape(number) + r"(?![.\d])", nearby):  # "Fig. 2.3", "(2.1)", "Exercise 5.1", not "5.1.1"
+            problems.append(f"{label}: {number!r} (web) not printed on PDF page {index + 1}")
+    assert not problems, f"{edition}: {len(problems)} of {len(web)} numbers differ:\n" + "\n".join(problems[:20])
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_exercise_numbers_in_print_are_the_web_numbers(edition, toc_files):
+    """The exercise headings of the PDF ("Exercise 5.1 (...)") are those of the web, in order."""
+    web = [n for k, n, _ in sorted(web_numbers(toc_files, edition).values(), key=lambda v: v[1]) if k == "exercise"]
+    printed = sorted(set(re.findall(r"\bExercise \d+(?:\.\d+)+", pdf_body_text(edition))))
+    assert web and sorted(set(web)) == printed, f"{edition}: web {sorted(set(web))}, PDF {printed}"
+
+
+def test_chapter_numbers_are_the_web_numbers(toc_files):
+    """Each chapter of both PDFs has the number the web gives it (or none where the web has
+    none): the instructor part comes last on the web as in print, so leaving it out of the
+    student edition shifts nothing."""
+    problems = []
+    for edition in EDITIONS:
+        chapters = [(t, p) for level, t, p in _toc_entries(edition) if level == "chapter"]
+        for doc in edition_files(toc_files, edition):
+            html = BeautifulSoup(html_page(doc).read_text(), "html.parser")
+            h1 = html.select_one("article h1")
+            web_no = (h1.select_one(".section-number").get_text().strip().rstrip(".") if h1 and h1.select_one(".section-number") else "")
+            title = norm(page_title(doc))
+            match = [t for t, _ in chapters if norm(t).endswith(title)]
+            if not match:
+                problems.append(f"{edition}: no chapter {page_title(doc)!r}")
+                continue
+            pdf_no = re.match(r"^(\d+)\s", match[0])
+            if (pdf_no.group(1) if pdf_no else "") != web_no:
+                problems.append(f"{edition}: {doc} is chapter {web_no or '(none)'} on the web, {match[0]!r} in print")
+    assert not problems, "\n".join(problems)
+
+
+def test_numbered_figures_in_answers_keep_their_numbers(toc_files):
+    """A numbered figure inside a solution (numbered on the web where the solution is) is
+    printed in the instructor edition's answers with its web number, and not at all in the
+    student edition; the figures after it keep their numbers (test_numbers_are_the_web_numbers)."""
+    inside = []
+    for doc in toc_files:
+        art = BeautifulSoup(html_page(doc).read_text(), "html.parser").select_one("article")
+        for box in art.select(HIDDEN_IN_PRINT):
+            for fig in box.select("figure"):
+                number = fig.select_one("span.caption-number")
+                if number is not None:
+                    inside.append((doc, " ".join(number.get_text().split()), norm(fig.select_one(".caption-text").get_text())[:40]))
+    instructor, student = norm(pdf_body_text("instructor")), " ".join(pdf_body_text("student").split())
+    for doc, number, caption in inside:
+        assert norm(number) + caption in instructor, f"{doc}: {number} ({caption}) not printed in the instructor's answers"
+        assert not re.search(re.escape(number) + r"(?![.\d])", student), f"{doc}: {number} printed in the student edition"
+
+
+# --- the printed book (issue 20) -------------------------------------------------------------
+
+
+def _links(edition: str):
+    """(page number, destination name) of every internal named link of the PDF."""
+    reader = pdf_reader(edition)
+    out = []
+    for i, page in enumerate(reader.pages):
+        for annot in page.get("/Annots") or []:
+            a = annot.get_object()
+            if a.get("/Subtype") != "/Link":
+                continue
+            dest = a.get("/Dest")
+            action = a.get("/A")
+            if action is not None:
+                action = action.get_object()
+                if action.get("/S") != "/GoTo":
+                    continue  # a web address
+                dest = action.get("/D")
+            if dest is None or isinstance(dest, list) or hasattr(dest, "__len__") and not isinstance(dest, (str, bytes)):
+                continue  # an explicit destination (page and position): cannot dangle
+            out.append((i + 1, dest.decode("latin-1") if isinstance(dest, bytes) else str(dest)))
+    return out
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_every_internal_link_has_a_destination(edition):
+    """Every internal link of the PDF (contents, cross-references, citations, index) leads
+    somewhere: its named destination exists. The citations are among them."""
+    links = _links(edition)
+    names = set(pdf_reader(edition).named_destinations)
+    citations = [d for _, d in links if d.startswith("cite.")]
+    assert len(links) > 100 and citations, f"{edition}: {len(links)} internal links, {len(citations)} citation links"
+    dead = sorted({(p, d) for p, d in links if d not in names})
+    assert not dead, f"{edition}: {len(dead)} links to nowhere, e.g. {dead[:8]}"
+
+
+TEX_SOURCE = re.compile(
+    r"\\(?:sqrt|frac|mathrm|mathbf|mathbb|mathcal|text|operatorname|top|cdot|cdots|ldots|left|right|sum|prod|"
+    r"begin|end|alpha|beta|sigma|ell|max|min|exp|log|times|quad|qquad|infty|approx|leq|geq|neq|in|mid)\b|\$[^$\s][^$]*\\[^$]*\$"
+)
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_no_tex_source_in_print(edition):
+    """No formula is printed as its TeX source (a link text or a heading made from a title
+    with maths printed "\\sqrt{d_k}")."""
+    text = pdf_body_text(edition)
+    found = sorted({text[max(0, m.start() - 30) : m.end() + 20].replace("\n", " ") for m in TEX_SOURCE.finditer(text)})
+    assert not found, f"{edition}: TeX source in the text: {found[:10]}"
+
+
+def _index_headwords(edition: str) -> list[str]:
+    """The top-level entries of the printed index (makeindex's book.ind), as text."""
+    ind = latex_file(edition, ".ind").read_text(errors="replace")
+    words = []
+    for m in re.finditer(r"^\s*\\item\s+(.*?)(?:,\s*\\(?:hyperpage|spxpagem|sphinxstyle)|\s*$)", ind, re.MULTILINE):
+        text = m.group(1).replace(r"\sphinxhyphen{}", "-").replace(r"\sphinxhyphen {}", "-")
+        text = re.sub(r"\\[a-zA-Z@]+\s*|[{}]", "", text)
+        text = re.split(r",\s*\d", text)[0].strip().rstrip(",")  # the headword, not its pages
+        if text:
+            words.append(text)
+    return words
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_one_index_entry_per_term(edition):
+    words = _index_headwords(edition)
+    assert len(words) > 20, words
+    seen: dict[str, int] = {}
+    for w in words:
+        seen[w.lower()] = seen.get(w.lower(), 0) + 1
+    twice = sorted(w for w, n in seen.items() if n > 1)
+    assert not twice, f"{edition}: index headwords printed more than once: {twice}"
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_ranges_print_with_a_dash(edition):
+    """Page and number ranges print "37–40", not the TeX source "37--40"."""
+    text = pdf_body_text(edition)
+    found = sorted({text[max(0, m.start() - 40) : m.end() + 10].replace("\n", " ") for m in re.finditer(r"\d--\d", text)})
+    assert not found, f"{edition}: {found[:10]}"
+
+
+BODY_TOP, BODY_BOTTOM = 97.0, 752.0  # the body of an A4 page, in pt (pdf_body_text)
+
+
+_LINES: dict = {}
+
+
+def page_lines(edition: str) -> list[list[tuple[float, float, str]]]:
+    """For each page, its body's text lines as (top, bottom, text), top to bottom, from
+    `pdftotext -bbox-layout`."""
+    if edition not in _LINES:
+        xml = subprocess.run(["pdftotext", "-bbox-layout", str(pdf_path(edition)), "-"], check=True, capture_output=True, text=True).stdout
+        result = []
+        for page in re.findall(r"<page .*?</page>", xml, re.DOTALL):
+            lines = []
+            for m in re.finditer(r'<line xMin="[\d.]+" yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">(.*?)</line>', page, re.DOTALL):
+                top, bottom = float(m.group(1)), float(m.group(2))
+                words = re.findall(r"<word [^>]*>(.*?)</word>", m.group(3))
+                if top >= BODY_TOP and bottom <= BODY_BOTTOM:
+                    lines.append((top, bottom, " ".join(words)))
+            result.append(sorted(lines))
+        _LINES[edition] = result
+    return _LINES[edition]
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_no_heading_alone_at_the_foot_of_a_page(edition):
+    """A numbered section heading ("2.2 Self-attention") is followed on its page by at least
+    two lines of what it heads: never the last thing on a page."""
+    headings = {norm(t) for level, t, _ in _toc_entries(edition) if level in ("section", "subsection") and re.match(r"\d+\.\d+", t)}
+    assert len(headings) > 30, headings
+    alone = []
+    first_chapter = min(_chapter_start_pages(edition))
+    for i, lines in enumerate(page_lines(edition)):
+        if i < first_chapter:
+            continue  # the table of contents lists the headings, one a line
+        for j, (_, _, text) in enumerate(lines):
+            if norm(text) in headings and len(lines) - j - 1 < 2:
+                alone.append(f"page {i + 1}: {text!r} with {len(lines) - j - 1} line(s) after it")
+    assert not alone, f"{edition}: headings at the foot of a page:\n" + "\n".join(alone)
+
+
+def _chapter_start_pages(edition: str) -> set[int]:
+    """0-based indices of the pages on which a part or a chapter starts (their printed page
+    numbers in book.toc, mapped to pages with the PDF's page labels)."""
+    labels = pdf_reader(edition).page_labels
+    printed = {p for level, _, p in _toc_entries(edition) if level in ("part", "chapter")}
+    return {i for i, label in enumerate(labels) if label in printed}
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_no_page_half_empty_inside_a_chapter(edition, tmp_path):
+    """Inside a chapter no page ends before half of its body is filled: a figure that does not
+    fit floats to the next page and the text goes on (a page before a new chapter or part
+    may end anywhere). What is on a page is read from the page itself, rendered."""
+    from PIL import Image
+
+    subprocess.run(["pdftoppm", "-gray", "-r", "18", str(pdf_path(edition)), str(tmp_path / "p")], check=True)
+    shots = sorted(tmp_path.glob("p-*.pgm"), key=lambda f: int(re.search(r"-(\d+)\.pgm$", f.name).group(1)))
+    starts = _chapter_start_pages(edition)
+    assert len(starts) > 10, starts
+    half_empty = []
+    for i, shot in enumerate(shots[:-1]):
+        if i + 1 in starts or i < min(starts):
+            continue  # the last page of a chapter, or the front matter
+        with Image.open(shot) as im:
+            w, h = im.size
+            top, bottom = int(h * BODY_TOP / 842), int(h * BODY_BOTTOM / 842)
+            px = im.load()
+            inked = [y for y in range(top, bottom) if any(px[x, y] < 200 for x in range(w))]
+        filled = (max(inked) - top) / (bottom - top) if inked else 0.0
+        if filled < 0.5:
+            half_empty.append(f"page {i + 1}: body filled to {filled:.0%}")
+    assert not half_empty, f"{edition}: pages left half empty inside a chapter:\n" + "\n".join(half_empty)

@@ -91,6 +91,24 @@ def test_pdf_tables_of_contents_put_instructor_pages_last():
     assert [p["caption"] for p in student["parts"]] == ["A", "Reference"]
 
 
+def test_pdf_tables_of_contents_keep_the_numbering():
+    """The instructor part keeps the numbering of the part it came from (numbered: true),
+    and the first part, unnumbered on the web, stays unnumbered with the intro in it."""
+    module = _load("pdf_toc")
+    toc = {
+        "format": "jb-book",
+        "root": "book/intro",
+        "parts": [
+            {"caption": "Start", "chapters": [{"file": "book/a"}]},
+            {"caption": "B", "numbered": True, "chapters": [{"file": "book/b"}]},
+            {"caption": "Teaching", "numbered": True, "chapters": [{"file": "book/instructor_notes"}]},
+        ],
+    }
+    instructor = module.pdf_toc(toc, "instructor")
+    assert [p.get("numbered", False) for p in instructor["parts"]] == [False, True, True]
+    assert instructor["parts"][0]["chapters"][0] == {"file": "book/intro"}
+
+
 # --- the HTML build needs Python only ----------------------------------------------------
 
 ROOT = TOOLS.parent

@@ -32,6 +32,17 @@ student a page and a half of blank paper. ``tests/test_pdf.py`` checks that both
 have the same number of pages before the instructor part, and the same page for every
 chapter.
 
+**Chapter numbers.** The web edition numbers chapters, figures, tables, equations and
+exercises by chapter ("Fig. 2.3", "(2.1)", "Exercise 5.1"): every part of ``_toc.yml``
+but the first carries ``numbered: true``, and Jupyter Book's sphinx-multitoc-numbering
+continues the chapter numbers from one numbered part to the next. The first part
+("Before we start") is unnumbered, and so is the site's root page, which is the first
+chapter of that part here: it has no number on the web, so it has none in print
+(``book/_ext/editions.py`` turns LaTeX's chapter numbers off for the chapters Sphinx left
+unnumbered). The instructor part is the last part of ``_toc.yml`` too, so leaving it out
+of the student edition changes no number of what comes before it: a chapter, figure or
+equation has the same number on the web and in both editions (``tests/test_pdf.py``).
+
 Used by ``make pdf``.
 """
 
@@ -57,17 +68,19 @@ def is_instructor(entry: dict) -> bool:
 def pdf_toc(toc: dict, edition: str) -> dict:
     if edition not in EDITIONS:
         raise ValueError(f"edition must be one of {EDITIONS}, got {edition!r}")
-    parts, instructor = [], []
+    parts, instructor, options = [], [], {}
     for i, part in enumerate(toc.get("parts", [])):
         chapters = list(part.get("chapters", []))
         if i == 0:
             chapters.insert(0, {"file": toc["root"]})
+        if any(is_instructor(c) for c in chapters):  # the numbering of the part they came from
+            options = {k: v for k, v in part.items() if k not in ("caption", "chapters")}
         instructor += [c for c in chapters if is_instructor(c)]
         chapters = [c for c in chapters if not is_instructor(c)]
         if chapters:
             parts.append({**part, "chapters": chapters})
     if edition == "instructor" and instructor:
-        parts.append({"caption": INSTRUCTOR_PART, "chapters": instructor})
+        parts.append({"caption": INSTRUCTOR_PART, **options, "chapters": instructor})
     return {**toc, "root": FRONT, "parts": parts}
 
 

@@ -34,7 +34,10 @@ that differs between the editions must keep the same number of lines, or the pag
 the short running header (``book/_latex/tlprint.sty``), a Pygments style whose comments
 stay dark in greyscale, the bibliography printed inside the Bibliography chapter with
 author-year labels, index entries where each glossary term is taught, and page-break
-hints that keep a code cell with the figure it draws and a quiz question with its options.
+hints that keep a quiz question with its options. Figures float (``figure_align`` in
+_config.yml): LaTeX puts a figure at the top of the next page rather than leave a page
+half empty before it; headings are kept with what follows them by LaTeX itself
+(``book/_latex/tlprint.sty``).
 """
 
 from __future__ import annotations
@@ -61,7 +64,6 @@ BOX_CHOICE = "2.2\\baselineskip"  # a multiple-choice question: room for a lette
 BOX_LINE = "1.6\\baselineskip"  # a solution or an instructor note: one line
 LINE_PT = 13.6  # \baselineskip of 11 pt text, for the page-break estimates
 CODE_LINE_PT = 11.0  # \footnotesize code
-TEXT_WIDTH_PT = 471.0  # A4 with hmargin=2.2cm (_config.yml)
 CHARS_PER_LINE = 95
 
 
@@ -254,6 +256,17 @@ def _section_title(node) -> str:
     return parent[0].astext()
 
 
+def _section_title_nodes(node) -> list[nodes.Node]:
+    """A copy of the inline nodes of the title of the section holding `node`: maths stays
+    maths (its text would be TeX source, "Why divide by \\sqrt{d_k}")."""
+    parent = node.parent
+    while parent is not None and not isinstance(parent, nodes.section):
+        parent = parent.parent
+    if parent is None or not parent.children or not isinstance(parent[0], nodes.title):
+        return []
+    return [c.deepcopy() if not isinstance(c, nodes.reference) else nodes.Text(c.astext()) for c in parent[0].children]
+
+
 def _start_of_file(node):
     parent = node.parent
     while parent is not None and not isinstance(parent, addnodes.start_of_file):
@@ -332,27 +345,6 @@ def _last_chapter_container(tree):
     return last
 
 
-def _image_height_pt(app, image) -> float:
-    uri = image.get("uri", "")
-    for base in (Path(app.srcdir), Path(app.outdir), Path(app.srcdir) / "book"):
-        path = (base / uri).resolve()
-        if path.is_file():
-            break
-    else:
-        return 250.0
-    try:
-        from PIL import Image
-
-        with Image.open(path) as im:
-            w, h = im.size
-            dpi = im.info.get("dpi", (72, 72))[0] or 72
-    except Exception:  # an SVG or an unreadable file: a typical figure height
-        return 250.0
-    width_pt = w / dpi * 72
-    scale = min(1.0, TEXT_WIDTH_PT / width_pt) if width_pt else 1.0
-    return h / dpi * 72 * scale
-
-
 def _estimate_pt(node) -> float:
     """A rough height of a node as printed: enough to decide a page break."""
     if isinstance(node, nodes.literal_block):
@@ -370,7 +362,7 @@ def _estimate_pt(node) -> float:
 
 
 class PrintEditions(SphinxPostTransform):
-    """Edition-specific boxes, page-break hints, the bibliography's place and index entries,
+    """Edition-specific boxes, chapter numbers, the bibliography's place and index entries,
     on the whole book assembled by the LaTeX builder (after Sphinx gathered the citations
     at the end of the tree, priority 750)."""
 
@@ -380,11 +372,31 @@ class PrintEditions(SphinxPostTransform):
     def run(self, **kwargs) -> None:
         if self.document.get("docname") != self.config.root_doc:
             return  # only the assembled book, not a single page
+        self.number_chapters_as_sphinx_does()
         self.place_bibliography()
-        self.keep_cells_with_figures()
         self.keep_questions_together()
         self.index_terms()
         self.editions()
+
+    def number_chapters_as_sphinx_does(self) -> None:
+        """LaTeX numbers every chapter; Sphinx numbers only the chapters of a numbered
+        part (``numbered: true`` in the table of contents), and the web edition, the
+        exercise titles (sphinx-exercise takes them from Sphinx) and the printed figure and
+        equation numbers must agree. So before each chapter Sphinx left unnumbered (the
+        first part, "Before we start") LaTeX's section numbers are switched off
+        (``\\tlunnumbered``, book/_latex/tlprint.sty) and switched back on before the next
+        numbered one. LaTeX then neither prints nor counts a number for those chapters:
+        chapter 1 is the first numbered chapter, as on the web."""
+        numbered_now = True
+        for sof in list(self.document.findall(addnodes.start_of_file)):
+            docname = sof.get("docname", "")
+            if docname not in self.env.titles or sof.parent is None:
+                continue  # not a page of the book (the answers appendix is added later)
+            numbered = bool(self.env.toc_secnumbers.get(docname, {}).get(""))
+            if numbered != numbered_now:
+                command = r"\tlnumbered" if numbered else r"\tlunnumbered"
+                sof.parent.insert(sof.parent.index(sof), nodes.raw("", command + "\n", format="latex"))
+                numbered_now = numbered
 
     # The bibliography list goes where the {bibliography} directive was, under the
     # chapter heading "Bibliography", instead of a second chapter of the same name.
@@ -398,18 +410,6 @@ class PrintEditions(SphinxPostTransform):
         markers[0].replace_self(bib)
         for extra in markers[1:]:
             extra.parent.remove(extra)
-
-    def keep_cells_with_figures(self) -> None:
-        for cell in list(self.document.findall(nodes.container)):
-            if "cell" not in cell.get("classes", []) or cell.parent is None:
-                continue
-            images = list(cell.findall(nodes.image))
-            if not images:
-                continue
-            code = sum(_estimate_pt(b) for b in cell.findall(nodes.literal_block) if "cell_input" in b.parent.get("classes", []))
-            height = min(code, 12 * CODE_LINE_PT) + _image_height_pt(self.app, images[0]) + 3 * LINE_PT
-            height = min(height, 450.0)  # a taller cell and figure may break
-            cell.parent.insert(cell.parent.index(cell), nodes.raw("", f"\\tlkeep{{{height:.0f}pt}}\n", format="latex"))
 
     def keep_questions_together(self) -> None:
         for section in list(self.document.findall(nodes.section)):
@@ -429,6 +429,19 @@ class PrintEditions(SphinxPostTransform):
     def index_terms(self) -> None:
         """An index entry for each glossary term at every section whose title names it
         (where the term is taught), besides the glossary's own entry."""
+        # The glossary's own entries: Sphinx puts each one inside its term, which LaTeX
+        # typesets as a macro argument, and an \index read as part of an argument writes
+        # "multi\sphinxhyphen {}head" where one in the text writes "multi\sphinxhyphen{}head":
+        # makeindex then printed every hyphenated term twice. Moved to the start of the
+        # term's definition (same page), they are written like the others.
+        for term in list(self.document.findall(nodes.term)):
+            item = term.parent
+            definitions = [c for c in item.children if isinstance(c, nodes.definition)] if item is not None else []
+            for index in list(term.findall(addnodes.index)):
+                if definitions:
+                    index.parent.remove(index)
+                    index["inline"] = False
+                    definitions[0].insert(0, index)
         std = self.env.get_domain("std")
         terms = sorted({name for (kind, name) in std.objects if kind == "term"}, key=len, reverse=True)
         if not terms:
@@ -447,6 +460,68 @@ class PrintEditions(SphinxPostTransform):
             entries = [("single", t, "", "", None) for t in hits]
             index = addnodes.index(entries=entries, inline=False)
             section.insert(1, index)
+
+    # A numbered figure (or equation) in a hidden box (a solution's figure) is numbered on
+    # the web where the box is. In print the box goes (student edition) or moves to the
+    # answers appendix (instructor edition): LaTeX's counters step where the box was, so the
+    # figures after it keep the web's numbers, and in the appendix the figure prints the
+    # number it has on the web ("Fig. 6.2"), not one of the appendix.
+    def numbered_inside(self, node) -> list[tuple[str, str]]:
+        # Labels are unique in the book: the number is looked up in every page's numbers
+        # (the box may already stand outside its page's subtree here).
+        def web_number(kind: str, ids: list[str]) -> str:
+            for numbers in self.env.toc_fignumbers.values():
+                for i in ids:
+                    if not re.fullmatch(r"id\d+", i) and i in numbers.get(kind, {}):  # a label, not docutils' "id3"
+                        return ".".join(map(str, numbers[kind][i]))
+            return ""
+
+        found = []
+        for fig in node.findall(nodes.figure):
+            if fig["ids"] and any(isinstance(c, nodes.caption) for c in fig.children):
+                found.append(("figure", web_number("figure", fig["ids"])))
+        for table in node.findall(nodes.table):
+            if table["ids"] and any(isinstance(c, nodes.title) for c in table.children):
+                found.append(("table", web_number("table", table["ids"])))
+        for math in node.findall(nodes.math_block):
+            if math.get("number") is not None:
+                found.append(("equation", ""))
+        return found
+
+    @staticmethod
+    def counter_steps(numbered) -> nodes.raw:
+        counts = {k: sum(1 for kind, _ in numbered if kind == k) for k in ("figure", "table", "equation")}
+        tex = "".join(rf"\addtocounter{{{k}}}{{{n}}}" for k, n in counts.items() if n)
+        return nodes.raw("", tex + "\n" if tex else "", format="latex")
+
+    @staticmethod
+    def unfloat_figures(node, numbered) -> None:
+        """A figure in an answer box prints as its image and its caption, "Fig. 6.2: ...",
+        with the web's number: a float cannot live inside a box (sphinx-exercise's
+        admonition), and it keeps its place in the answer."""
+        numbers = iter([n for k, n in numbered if k == "figure"])
+        for fig in list(node.findall(nodes.figure)):
+            captions = [c for c in fig.children if isinstance(c, nodes.caption)]
+            if not captions:
+                continue
+            number = next(numbers, "")
+            block = nodes.container(classes=["tl-answer-figure"])
+            for image in fig.findall(nodes.image):
+                block += nodes.paragraph("", "", image.deepcopy())
+            label = f"Fig. {number}: " if number else ""
+            block += nodes.paragraph("", "", nodes.emphasis("", label, *[c.deepcopy() for c in captions[0].children]))
+            fig.replace_self(block)
+
+    @staticmethod
+    def fixed_numbers(numbered) -> nodes.raw:
+        """\\begingroup, and the web's number for the tables in this entry (one table: an
+        entry with more keeps LaTeX's numbers for the others)."""
+        tex = r"\begingroup"
+        for kind in ("table",):
+            numbers = [n for k, n in numbered if k == kind and n]
+            if len(numbers) == 1:
+                tex += rf"\def\the{kind}{{{numbers[0]}}}"
+        return nodes.raw("", tex + "\n", format="latex")
 
     def editions(self) -> None:
         student = self.config.book_edition == "student"
@@ -473,12 +548,14 @@ class PrintEditions(SphinxPostTransform):
             ref = f"tlans:{i}"
             choice = kind == "answer" and _is_choice_question(node)
             question = _section_title(node)
+            question_nodes = _section_title_nodes(node)
             chapter = _chapter_title(node, page_titles)
             sol_title = ""
             if kind == "solution":
                 titles = list(node.findall(nodes.title))
                 sol_title = titles[0].astext() if titles else "Solution"
-            node.replace_self(_box(kind, choice, student, ref, sol_title))
+            numbered = self.numbered_inside(node)
+            node.replace_self([self.counter_steps(numbered), _box(kind, choice, student, ref, sol_title)])
             if student:
                 continue
             if chapter != current_chapter:
@@ -491,10 +568,14 @@ class PrintEditions(SphinxPostTransform):
             entry += nodes.raw("", rf"\par\needspace{{5\baselineskip}}\phantomsection\label{{{ref}}}" + "\n", format="latex")
             back = nodes.raw("", rf", page \pageref{{{ref}-q}}", format="latex")
             if kind != "solution":  # a solution box has its own title
-                entry += nodes.paragraph("", "", nodes.strong(text=heading or "Answer"), back)
+                title = nodes.strong("", "", *question_nodes) if question_nodes else nodes.strong(text=heading or "Answer")
+                entry += nodes.paragraph("", "", title, back)
             else:
                 entry += nodes.paragraph("", "", nodes.emphasis(text="The exercise"), back)
+            self.unfloat_figures(node, numbered)
+            entry += self.fixed_numbers(numbered)
             entry += node
+            entry += nodes.raw("", "\\endgroup\n", format="latex")
             sub += entry
         if student:
             return
@@ -584,8 +665,37 @@ class MarkBibliography(SphinxPostTransform):
             break
 
 
+_WRITER_DEPTH: dict[int, int] = {}  # the LaTeX writer's numfig_secnum_depth, per build
+
+
+def _number_env_by_chapter(app) -> None:
+    """In the print builds, Sphinx's own numbers (sphinx-exercise's "Exercise 6.1", its
+    solutions' titles) by chapter, as on the web and as LaTeX numbers figures and equations.
+
+    sphinx-jupyterbook-latex sets numfig_secnum_depth to 2 when the book has parts: the LaTeX
+    writer counts the part as a level, so 2 makes LaTeX restart its figure and equation
+    counters at each chapter. Sphinx's own numbering (the environment's) does not count
+    parts, and with 2 it numbered exercises by section: "Exercise 6.2.1" in print for the
+    web's "Exercise 6.1". So the environment numbers with 1 (set here, after that
+    extension, before the numbers are assigned) and the writer gets its 2 back once they
+    are (``_restore_writer_depth``, on env-get-updated after Sphinx's own listener)."""
+    if app.builder.name != "latex":
+        return
+    _WRITER_DEPTH[id(app)] = app.config.numfig_secnum_depth
+    app.config.numfig_secnum_depth = 1
+
+
+def _restore_writer_depth(app, env):
+    if app.builder.name == "latex" and id(app) in _WRITER_DEPTH:
+        app.config.numfig_secnum_depth = _WRITER_DEPTH[id(app)]
+    return []
+
+
 def setup(app):
     _register_bibliography_style()
+    app.connect("builder-inited", _number_env_by_chapter, priority=900)  # after sphinx-jupyterbook-latex (500)
+    # Sphinx assigns the numbers on env-get-updated (TocTreeCollector, priority 500)
+    app.connect("env-get-updated", _restore_writer_depth, priority=900)
     app.add_config_value("book_edition", "full", "env")
     app.connect("config-inited", _configure)
     app.connect("builder-inited", _label_pdf)
