@@ -35,12 +35,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-import serve  # noqa: E402  (benchmarks/serve.py)
+import serve  # noqa: E402  (benchmarks/serve.py; it puts tools/ on the path)
+import chromium  # noqa: E402  (tools/chromium.py: the project's one Chromium launch)
 
 LIGHTHOUSE = HERE / "node_modules" / ".bin" / "lighthouse"
 CATEGORIES = ["performance", "accessibility", "best-practices", "seo"]
 CHROME_FLAGS = "--headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage " + " ".join(
-    f for f in serve.LAUNCH_ARGS if f not in ("--no-sandbox", "--disable-gpu")
+    f for f in chromium.ARGS if f not in ("--no-sandbox", "--disable-gpu")
 )
 FORM_FACTORS = ["mobile", "desktop"]
 TARGETS = {
@@ -121,7 +122,7 @@ def lighthouse(url: str, form_factor: str, out_dir: Path) -> dict:
     ]
     if form_factor == "desktop":
         cmd.append("--preset=desktop")
-    env = {**os.environ, "CHROME_PATH": serve.CHROMIUM}
+    env = {**os.environ, "CHROME_PATH": chromium.EXECUTABLE}
     before = load()
     start = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
@@ -186,7 +187,7 @@ def run() -> dict:
     if not LIGHTHOUSE.exists():
         raise SystemExit("benchmarks/node_modules is missing: run `npm ci --prefix benchmarks`")
     version = subprocess.run([str(LIGHTHOUSE), "--version"], capture_output=True, text=True).stdout.strip()
-    chromium = subprocess.run([serve.CHROMIUM, "--version"], capture_output=True, text=True).stdout.strip()
+    chromium = subprocess.run([chromium.EXECUTABLE, "--version"], capture_output=True, text=True).stdout.strip()
     out_dir = Path(tempfile.mkdtemp(prefix="bench-lighthouse-"))
     atexit.register(shutil.rmtree, out_dir, ignore_errors=True)
     result: dict = {"lighthouse_version": version, "chromium": chromium, "targets": TARGETS,

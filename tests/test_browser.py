@@ -48,27 +48,17 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 from urllib.parse import urljoin, urlparse
 from urllib.request import urlopen
 
 import pytest
 from bs4 import BeautifulSoup
+import chromium
 from conftest import ROOT, html_page, is_executable
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-LAUNCH_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -94,26 +84,12 @@ CHECKS = ["requests", "images", "math", "phone", "axe", "hidden", "launch", "pdf
 # --- set-up: chromium, axe-core, the served site ---------------------------------------
 
 
-def _ensure_chromium() -> None:
-    """Install Debian's chromium (.ci/system-deps.sh) when it is missing."""
-    if Path(CHROMIUM).exists():
-        return
-    result = subprocess.run(["bash", str(ROOT / ".ci" / "system-deps.sh")], capture_output=True, text=True)
-    if result.returncode != 0 or not Path(CHROMIUM).exists():
-        pytest.fail(
-            f"{CHROMIUM} is missing and `bash .ci/system-deps.sh` could not install it "
-            f"(exit {result.returncode}):\n{(result.stdout + result.stderr)[-2000:]}",
-            pytrace=False,
-        )
-
-
 @pytest.fixture(scope="module")
 def browser():
-    _ensure_chromium()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        b = chromium.launch(p)  # tools/chromium.py: the project's one launch of Debian's chromium
         yield b
         b.close()
 

@@ -15,19 +15,16 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from pathlib import Path
 from urllib.parse import urlparse
 
 import numpy as np
+import chromium
 import pytest
 from conftest import ROOT
 
 from transformer_lessons import explorables, plots, positional_encoding, scaled_dot_product_attention, softmax
 
 INTERACTIVE = ROOT / "book" / "_site_extra" / "interactive"
-CHROMIUM = "/usr/bin/chromium"
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-               "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 WIDTHS = {"desktop-1280": {"width": 1280, "height": 900}, "phone-390": {"width": 390, "height": 844}}
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
@@ -150,12 +147,10 @@ def test_script_uses_no_network_and_no_framework():
 
 @pytest.fixture(scope="module")
 def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: run `bash .ci/system-deps.sh`", pytrace=False)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        b = chromium.launch(p)  # tools/chromium.py: fails clearly when chromium is missing
         yield b
         b.close()
 
