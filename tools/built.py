@@ -180,6 +180,14 @@ def _math_tex(node: Tag) -> str | None:
     return m.group(1) if m else None
 
 
+def title(h: Tag) -> str:
+    """A heading's own words: :func:`plain` without the book's section number ("16.2. ")."""
+    h = copy.copy(h)
+    for number in h.select("span.section-number"):
+        number.decompose()
+    return plain(h)
+
+
 def plain(el: Tag) -> str:
     """An element's text with each formula as plain text and no pilcrows."""
     el = copy.copy(el)

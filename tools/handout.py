@@ -96,7 +96,7 @@ def _where(label: str, ref: built.Ref, printed) -> tuple[str, str]:
 def _table(page: str, heading_id_start: str):
     soup = built.page(page)
     for h in soup.select("article section > h2"):
-        if built.plain(h).lower().startswith(heading_id_start):
+        if built.title(h).lower().startswith(heading_id_start):
             table = h.parent.find("table")
             if table is not None:
                 return h.parent, BeautifulSoup(str(table), "html.parser").find("table")

@@ -287,9 +287,7 @@ def run_sheet_notes() -> dict[int, list[str]]:
     soup = built.page("instructor_run_sheet")
     notes = {}
     for h in soup.select("article section > h2"):
-        for number in h.select("span.section-number"):  # the book's "22.3.", not the segment's "3."
-            number.decompose()
-        m = re.match(r"(\d+)\.\s", built.plain(h))
+        m = re.match(r"(\d+)\.\s", built.title(h))  # the segment's "3.", not the book's "22.3."
         if not m:
             continue
         section = h.parent
