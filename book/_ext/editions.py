@@ -423,8 +423,17 @@ class PrintEditions(SphinxPostTransform):
                     break
                 height += _estimate_pt(child)
             height = min(height, 300.0)  # a long question may break after its start
-            parent = section.parent
-            parent.insert(parent.index(section), nodes.raw("", f"\\tlkeep{{{height:.0f}pt}}\n", format="latex"))
+            # A question that opens its part ("Code reading" with nothing but its title before
+            # "Code reading 1") is kept with that part's heading: a page break between the two
+            # would leave the heading alone at the foot of the page.
+            target = section
+            while isinstance(target.parent, nodes.section) and next(
+                (c for c in target.parent.children if not isinstance(c, (nodes.title, nodes.target))), None
+            ) is target:
+                target = target.parent
+                height += 3 * LINE_PT
+            parent = target.parent
+            parent.insert(parent.index(target), nodes.raw("", f"\\tlkeep{{{height:.0f}pt}}\n", format="latex"))
 
     def index_terms(self) -> None:
         """An index entry for each glossary term at every section whose title names it

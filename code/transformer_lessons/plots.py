@@ -256,7 +256,7 @@ def _line_in(fontsize: float = TICK_PT) -> float:
     return LINE * fontsize / 72
 
 
-def _fit_square_cells(fig: Figure, rows: int = 1, rounds: int = 5) -> float:
+def fit_square_cells(fig: Figure, rows: int = 1, rounds: int = 5) -> float:
     """Give ``fig`` the height at which its heatmaps, drawn with ``imshow(aspect="auto")``
     (the image fills its axes), have square cells, and return the cell size in inches.
 
@@ -333,7 +333,7 @@ def _heatmaps(weights: np.ndarray, query_labels, key_labels, titles, ncols: int,
         with theme_context("light"):
             fig = Figure(figsize=(FIG_WIDTH, 4.0), layout="constrained")
             draw(fig, "light")
-            return _fit_square_cells(fig, rows)
+            return fit_square_cells(fig, rows)
 
     # The first layout whose cells leave room for a label per row and column; else the roomiest.
     tried = [((cols, "right"), probe(cols, "right")) for cols in range(min(ncols, h), 0, -1)]
@@ -346,7 +346,7 @@ def _heatmaps(weights: np.ndarray, query_labels, key_labels, titles, ncols: int,
     annotate_fs = _fit_fontsize(FIG_WIDTH)
     annotate = annotate and cell >= 4 * CHAR * annotate_fs / 72  # "0.23": four characters must fit
     draw, rows = layout(cols, cbar, step, rotation, wrap, annotate_fs if annotate else None)
-    return themed((FIG_WIDTH, 4.0), draw, fit=lambda fig: _fit_square_cells(fig, rows))
+    return themed((FIG_WIDTH, 4.0), draw, fit=lambda fig: fit_square_cells(fig, rows))
 
 
 def attention_heatmap(
@@ -427,7 +427,7 @@ def positional_encoding_heatmap(pe) -> ThemedFigure:
         fig.colorbar(image, ax=ax, label="value")
 
     # narrower than the other plots: a 64 x 32 table with square cells is twice as tall as wide
-    return themed((4.4, 4.0), draw, fit=_fit_square_cells)
+    return themed((4.4, 4.0), draw, fit=fit_square_cells)
 
 
 def positional_encoding_curves(pe, dims: Sequence[int] = (0, 1, 6, 7), base: float = 10000.0) -> ThemedFigure:

@@ -313,7 +313,7 @@ def head_gallery(weights: np.ndarray, tokens: list[str], title: str | None = Non
 
     from matplotlib.figure import Figure
 
-    from .plots import CHAR, FIG_WIDTH, WEIGHTS_CMAP, _fit_square_cells
+    from .plots import CHAR, FIG_WIDTH, WEIGHTS_CMAP, fit_square_cells
 
     L, H, T, _ = weights.shape
     gap = max(1, T // 5)
@@ -337,7 +337,7 @@ def head_gallery(weights: np.ndarray, tokens: list[str], title: str | None = Non
     bar.set_label("attention weight", fontsize=size)
     bar.ax.tick_params(labelsize=size)
     ax.set_title(textwrap.fill(title or " ".join(tokens), int(width * 72 / (CHAR * size))), fontsize=size)
-    _fit_square_cells(fig)  # square thumbnails, with the labels inside the figure
+    fit_square_cells(fig)  # square thumbnails, with the labels inside the figure
     return fig
 
 
@@ -464,7 +464,7 @@ def similarity_heatmap(similarity: np.ndarray, labels: list[str], title: str = "
 
     from matplotlib.figure import Figure
 
-    from .plots import FIG_WIDTH, _fit_square_cells
+    from .plots import FIG_WIDTH, fit_square_cells
 
     similarity = np.asarray(similarity, dtype=float)
     n = len(labels)
@@ -484,5 +484,5 @@ def similarity_heatmap(similarity: np.ndarray, labels: list[str], title: str = "
     bar = fig.colorbar(image, ax=ax, location="bottom", shrink=0.8)  # the labels take the width
     bar.set_label("cosine similarity", fontsize=11)
     bar.ax.tick_params(labelsize=11)
-    _fit_square_cells(fig)  # square cells, with the labels inside the figure
+    fit_square_cells(fig)  # square cells, with the labels inside the figure
     return fig
