@@ -165,3 +165,17 @@ def test_requirements_pin_the_math_toolchain():
     npm = json.loads((ROOT / "package.json").read_text())["dependencies"]["katex"]
     # sphinxcontrib-katex renders with the KaTeX it bundles: the served CSS and fonts must match it
     assert npm == sphinxcontrib.katex.katex_version, (npm, sphinxcontrib.katex.katex_version)
+
+
+def test_cache_guard_wipes_a_cache_whose_exports_are_gone(guard):
+    module, root = guard
+    module.main()
+    (root / "_build" / ".jupyter_cache").mkdir()
+    for rel in module.EXPORTS:
+        (root / "_build" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / "_build" / rel).write_text("{}")
+    module.main()
+    assert (root / "_build" / ".jupyter_cache").exists()  # cache and exports together: kept
+    (root / "_build" / module.EXPORTS[0]).unlink()  # what `jupyter-book clean` leaves
+    module.main()
+    assert not (root / "_build" / ".jupyter_cache").exists()
