@@ -168,3 +168,28 @@ def test_generate_top_k_1_is_greedy_and_top_p_keeps_the_support(small):
     assert torch.equal(lm.generate(model, prompt, 8, top_p=1.0, seed=4), lm.generate(model, prompt, 8, seed=4))
     with pytest.raises(ValueError, match="top_p"):
         lm.generate(model, prompt, 2, top_p=0)
+
+
+# --- writing past the context (the prompt box in Python) ----------------------------------
+
+def test_write_equals_generate_within_the_context_and_goes_on_past_it(small, monkeypatch, capsys):
+    import sys
+
+    from transformer_lessons.lm_explore import explore_writing, write
+
+    tok, model = small
+    model = model.float()
+    ref = lm.generate(model, tok.encode("the "), 12, temperature=0.9, top_k=5, top_p=0.9, seed=7)
+    assert write(model, tok, "the ", 12, 0.9, 5, 0.9, seed=7) == tok.decode(ref[4:])
+    long = write(model, tok, "the cat sat on the mat. " * 3, 40, seed=1)  # prompt and text beyond 16 positions
+    assert len(long) == 40 and set(long) <= set(tok.chars)
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # not installed: the text, as a plain function
+    assert explore_writing(model, tok, "the ", 5, top_p=None, seed=1) is None
+    assert capsys.readouterr().out == "the " + write(model, tok, "the ", 5, 0.8, seed=1) + "\n"
+    for bad, match in [("", "empty"), ("zebra", "'z'")]:
+        with pytest.raises(ValueError, match=match):
+            write(model, tok, bad)
+    with pytest.raises(ValueError, match="num_new"):
+        write(model, tok, "the", -1)
+    with pytest.raises(ValueError, match="top_k"):
+        write(model, tok, "the", 3, top_k=0)

@@ -2,6 +2,8 @@
 
 import json
 
+import numpy as np
+
 import pytest
 import torch
 
@@ -42,3 +44,49 @@ def test_export_bad_input(trained, tmp_path):
     (tmp_path / "charlm.bin").write_bytes(b"\0" * 8)
     with pytest.raises(ValueError, match="float32 values"):
         load_charlm(tmp_path)
+
+
+# --- all-MiniLM-L6-v2 as the real-model page downloads it -----------------------------------
+
+SENTENCES = ["The animal didn't cross the street because it was too tired.", "A man is playing a guitar.",
+             "Naïve café owners' résumé-writing, in 2024!", "Transformers replaced recurrence with attention."]
+
+
+@pytest.fixture(scope="module")
+def minilm_export(tmp_path_factory):
+    from transformer_lessons.pretrained import load_minilm
+    from transformer_lessons.web_export import export_minilm, load_minilm_export
+
+    folder = tmp_path_factory.mktemp("minilm")
+    ref = load_minilm()
+    doc = export_minilm(folder, ref)
+    return ref, load_minilm_export(folder), doc, folder
+
+
+def test_minilm_download_is_under_30_mb_and_beside_its_tokenizer_and_card(minilm_export):
+    _, _, doc, folder = minilm_export
+    total = sum(p.stat().st_size for p in folder.iterdir())
+    assert total <= 30_000_000, total
+    assert (folder / "minilm.bin").stat().st_size == doc["bytes"]
+    assert "apache-2.0" in (folder / "MODEL_CARD.md").read_text().lower()
+    kinds = {name: spec["dtype"] for name, spec in doc["tensors"].items()}
+    assert kinds["word_embeddings.weight"] == "i8g64" and kinds["layers.0.self_attn.q_proj.weight"] == "f16"
+
+
+def test_minilm_quantized_stays_close(minilm_export):
+    """The tolerances the README states: embeddings cosine >= 0.999, attention within 2e-2."""
+    ref, small, _, _ = minilm_export
+    e_ref, e = ref.embed(SENTENCES), small.embed(SENTENCES)
+    cos = (e_ref * e).sum(1) / np.linalg.norm(e, axis=1)
+    assert cos.min() >= 0.999, cos
+    worst = max(np.abs(ref.attention(s) - small.attention(s)).max() for s in SENTENCES)
+    assert worst <= 2e-2, worst
+    assert small.tokenize(SENTENCES[2]) == ref.tokenize(SENTENCES[2])
+    print(f"min cosine {cos.min():.6f}, largest attention difference {worst:.4f}")
+
+
+def test_minilm_quantization_bad_shape():
+    from transformer_lessons.web_export import _quantize_groups
+
+    with pytest.raises(ValueError, match="groups of 64"):
+        _quantize_groups(np.zeros((2, 100), dtype=np.float32))

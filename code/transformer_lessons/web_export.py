@@ -105,3 +105,143 @@ def charlm_box(model: CharLM, model_url: str = "../interactive/charlm/charlm.jso
     )
     return {"text/html": page, "text/latex": "",
             "text/plain": "(the prompt box runs on the book's web site; in a notebook, call lm.generate)"}
+
+
+# --- all-MiniLM-L6-v2 for the real-model page -----------------------------------------------
+#
+# The page runs the real model in the browser too, downloaded only when the reader asks.
+# float32 would be 91 MB; the page ships 27 MB. Measured on the book's sentences
+# (tests/test_web_export.py, README): word embeddings and both feed-forward matrices of
+# every layer in int8 with one fp16 scale per group of 64 values (symmetric, scale = max|w| /
+# 127), the attention projections in fp16, biases and LayerNorms in float32. Per-row int8
+# for the embeddings alone moved an attention weight by 0.019; groups of 64 by 0.010.
+
+MINILM_FORMAT = 1
+MAX_PIECES = 64  # word pieces a reader may type; with [CLS] and [SEP], 66 positions
+GROUP = 64
+
+
+def _minilm_dtype(name: str, shape: tuple) -> str:
+    if len(shape) == 1:
+        return "f32"
+    if name == "word_embeddings.weight" or name.endswith(("linear1.weight", "linear2.weight")):
+        return "i8g64"
+    return "f16"
+
+
+def _quantize_groups(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``a (R, C)`` -> int8 ``(R, C)`` and fp16 scales ``(R, C / GROUP)``: a ~= q * scale per group."""
+    r, c = a.shape
+    if c % GROUP:
+        raise ValueError(f"a matrix of shape {a.shape} does not split into groups of {GROUP} columns")
+    g = a.reshape(r, c // GROUP, GROUP)
+    scale = (np.abs(g).max(axis=2) / 127).astype(np.float16)
+    scale[scale == 0] = 1
+    q = np.round(g / scale.astype(np.float32)[..., None]).clip(-127, 127).astype(np.int8)
+    return q.reshape(r, c), scale
+
+
+def export_minilm(folder: Path, model=None) -> dict:
+    """Write all-MiniLM-L6-v2 for the page into ``folder``: ``minilm.json`` (the index),
+    ``minilm.bin`` (the tensors, little-endian, each 4-byte aligned), the model's own
+    ``tokenizer.json`` and its model card. Returns the index."""
+    import shutil
+
+    from .pretrained import load_minilm, model_dir
+
+    model = model if model is not None else load_minilm()
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tensors, parts, offset = {}, [], 0
+
+    def put(arr: np.ndarray) -> int:
+        nonlocal offset
+        start = offset
+        raw = arr.tobytes()
+        raw += b"\0" * (-len(raw) % 4)
+        parts.append(raw)
+        offset += len(raw)
+        return start
+
+    for name, t in model.state_dict().items():
+        a = t.detach().float().numpy()
+        if name == "position_embeddings.weight":
+            a = a[: MAX_PIECES + 2]  # the positions a reader's sentence can reach
+        kind = _minilm_dtype(name, a.shape)
+        spec = {"dtype": kind, "shape": list(a.shape)}
+        if kind == "f32":
+            spec["offset"] = put(a.astype("<f4"))
+        elif kind == "f16":
+            spec["offset"] = put(a.astype("<f2"))
+        else:
+            q, scale = _quantize_groups(a)
+            spec["offset"], spec["scales"] = put(q), put(scale.astype("<f2"))
+        tensors[name] = spec
+    c = model.config
+    doc = {"format": MINILM_FORMAT, "group": GROUP, "max_pieces": MAX_PIECES, "bytes": offset,
+           "config": {"vocab_size": c.vocab_size, "d_model": c.d_model, "num_heads": c.num_heads, "d_ff": c.d_ff,
+                      "num_layers": c.num_layers, "layer_norm_eps": c.layer_norm_eps, "positions": MAX_PIECES + 2},
+           "tensors": tensors}
+    (folder / "minilm.bin").write_bytes(b"".join(parts))
+    (folder / "minilm.json").write_text(json.dumps(doc, separators=(",", ":"), sort_keys=True))
+    shutil.copyfile(model_dir() / "tokenizer.json", folder / "tokenizer.json")
+    shutil.copyfile(model_dir() / "README.md", folder / "MODEL_CARD.md")
+    doc["tokenizer_bytes"] = (folder / "tokenizer.json").stat().st_size  # what the page downloads besides
+    return doc
+
+
+def load_minilm_export(folder: Path):
+    """The model the page runs: :func:`export_minilm`'s tensors, dequantized, in a
+    :class:`~transformer_lessons.pretrained.BertEncoder` with the exported tokenizer
+    (position embeddings past ``MAX_PIECES + 2`` are zero)."""
+    from tokenizers import Tokenizer
+
+    from .pretrained import BertConfig, BertEncoder, model_dir
+
+    folder = Path(folder)
+    doc = json.loads((folder / "minilm.json").read_text())
+    if doc.get("format") != MINILM_FORMAT:
+        raise ValueError(f"{folder / 'minilm.json'}: format {doc.get('format')!r}, expected {MINILM_FORMAT}")
+    raw = (folder / "minilm.bin").read_bytes()
+    if len(raw) != doc["bytes"]:
+        raise ValueError(f"minilm.bin has {len(raw)} bytes, minilm.json says {doc['bytes']}")
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    model = BertEncoder(BertConfig.from_json(model_dir() / "config.json"), tokenizer)
+    state = model.state_dict()
+    for name, spec in doc["tensors"].items():
+        shape, n = spec["shape"], int(np.prod(spec["shape"]))
+        if spec["dtype"] == "f32":
+            a = np.frombuffer(raw, "<f4", n, spec["offset"])
+        elif spec["dtype"] == "f16":
+            a = np.frombuffer(raw, "<f2", n, spec["offset"]).astype(np.float32)
+        else:
+            q = np.frombuffer(raw, np.int8, n, spec["offset"]).reshape(shape[0], -1, doc["group"]).astype(np.float32)
+            s = np.frombuffer(raw, "<f2", n // doc["group"], spec["scales"]).astype(np.float32)
+            a = (q * s.reshape(shape[0], -1, 1))
+        a = torch.from_numpy(a.reshape(shape).copy())
+        if name == "position_embeddings.weight":
+            a = torch.cat([a, torch.zeros(state[name].shape[0] - shape[0], shape[1])])
+        state[name] = a
+    model.load_state_dict(state)
+    return model.eval()
+
+
+def minilm_box(doc: dict, model_url: str = "../interactive/minilm/minilm.json", sentence: str = "",
+               other: str = "", script: str = "../interactive/") -> dict:
+    """The display bundle of the real-model page's text box (see :func:`charlm_box`): a
+    hidden ``<div class="minilm">`` that ``minilm.js`` fills; ``doc`` from :func:`export_minilm`
+    gives the size shown before the download (weights + tokenizer)."""
+    import html
+
+    size = doc["bytes"] + doc.get("tokenizer_bytes", 0)
+    page = (
+        f'<link rel="stylesheet" href="{script}headview.css"><link rel="stylesheet" href="{script}minilm.css">'
+        f'<div class="minilm" hidden data-model="{html.escape(model_url)}" data-bytes="{size}" '
+        f'data-sentence="{html.escape(sentence)}" data-other="{html.escape(other)}"></div>'
+        f'<script defer src="{script}nn.js"></script><script defer src="{script}headview.js"></script>'
+        f'<script defer src="{script}minilm.js"></script>'
+    )
+    return {"text/html": page, "text/latex": "",
+            "text/plain": "(the text box runs on the book's web site; in a notebook, call explore_heads)"}

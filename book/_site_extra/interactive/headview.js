@@ -171,6 +171,11 @@
     build();
   }
 
+  // the real-model page's text box (minilm.js) builds a head view for the reader's sentence
+  // with the same data format and calls this; n must differ from the page's other head views
+  window.transformerLessons = window.transformerLessons || {};
+  window.transformerLessons.headview = { init };
+
   function start() {
     document.querySelectorAll("div.headview").forEach((fig, n) => init(fig, n));
   }
