@@ -199,3 +199,4 @@ def test_the_export_is_the_built_model():
     """The exported files are in the built site, not in the repository."""
     assert (EXPORT / "charlm.json").is_file() and (EXPORT / "charlm.bin").is_file()
     assert not (ROOT / "book" / "_site_extra" / "interactive" / "charlm").exists()
+    assert not list((ROOT / "book" / "_site_extra" / "interactive" / "minilm").glob("*.bin"))

@@ -68,6 +68,9 @@ def test_minilm_download_is_under_30_mb_and_beside_its_tokenizer_and_card(minilm
     total = sum(p.stat().st_size for p in folder.iterdir())
     assert total <= 30_000_000, total
     assert (folder / "minilm.bin").stat().st_size == doc["bytes"]
+    from transformer_lessons.web_export import minilm_bytes
+
+    assert minilm_bytes(minilm_export[0]) == doc["bytes"] + doc["tokenizer_bytes"]
     assert "apache-2.0" in (folder / "MODEL_CARD.md").read_text().lower()
     kinds = {name: spec["dtype"] for name, spec in doc["tensors"].items()}
     assert kinds["word_embeddings.weight"] == "i8g64" and kinds["layers.0.self_attn.q_proj.weight"] == "f16"

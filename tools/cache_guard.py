@@ -7,10 +7,11 @@ inputs and, when the hash differs from the one stored at the last build, removes
 the whole _build/ folder (removing only part of it can crash the next build).
 Run by `make book` and `make pdf` before building.
 
-It also wipes _build/ when pages were executed and cached but the language model's
-weights, which that page's execution writes beside the site's scripts for its prompt
-box (``_build/html/interactive/charlm/``), are gone (``jupyter-book clean`` removes
-_build/html and keeps the cache): a cached page would not execute again to write them.
+It also wipes _build/ when pages were executed and cached but the weights of the models
+that run in the pages are gone: the language-model and real-model pages write them, when
+they execute, beside the site's scripts (``_build/html/interactive/charlm/`` and
+``.../minilm/``); ``jupyter-book clean`` removes _build/html and keeps the cache, and a
+cached page would not execute again to write them.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "_build"
 STAMP = BUILD / ".inputs-sha256"
-EXPORTS = ["html/interactive/charlm/charlm.json"]  # under BUILD, written by executing pages
+EXPORTS = ["html/interactive/charlm/charlm.json", "html/interactive/minilm/minilm.json"]  # under BUILD, written by executing pages
 
 
 def inputs_hash() -> str:

@@ -228,14 +228,29 @@ def load_minilm_export(folder: Path):
     return model.eval()
 
 
-def minilm_box(doc: dict, model_url: str = "../interactive/minilm/minilm.json", sentence: str = "",
+def minilm_bytes(model) -> int:
+    """What the page downloads for ``model`` (a ``BertEncoder``), without writing it:
+    ``minilm.bin`` as :func:`export_minilm` lays it out, plus ``tokenizer.json``."""
+    from .pretrained import model_dir
+
+    size = 0
+    for name, t in model.state_dict().items():
+        shape = (MAX_PIECES + 2, t.shape[1]) if name == "position_embeddings.weight" else tuple(t.shape)
+        n = int(np.prod(shape))
+        kind = _minilm_dtype(name, shape)
+        parts = [4 * n] if kind == "f32" else [2 * n] if kind == "f16" else [n, 2 * n // GROUP]
+        size += sum(p + (-p % 4) for p in parts)
+    return size + (model_dir() / "tokenizer.json").stat().st_size
+
+
+def minilm_box(model, model_url: str = "../interactive/minilm/minilm.json", sentence: str = "",
                other: str = "", script: str = "../interactive/") -> dict:
     """The display bundle of the real-model page's text box (see :func:`charlm_box`): a
-    hidden ``<div class="minilm">`` that ``minilm.js`` fills; ``doc`` from :func:`export_minilm`
-    gives the size shown before the download (weights + tokenizer)."""
+    hidden ``<div class="minilm">`` that ``minilm.js`` fills, with the size of the download
+    (:func:`minilm_bytes`) shown on its button before the reader asks for it."""
     import html
 
-    size = doc["bytes"] + doc.get("tokenizer_bytes", 0)
+    size = minilm_bytes(model)
     page = (
         f'<link rel="stylesheet" href="{script}headview.css"><link rel="stylesheet" href="{script}minilm.css">'
         f'<div class="minilm" hidden data-model="{html.escape(model_url)}" data-bytes="{size}" '

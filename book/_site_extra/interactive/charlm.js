@@ -8,7 +8,7 @@
  * hidden and the page's printed samples and figures are what the reader sees.
  *
  * API (what the widget uses, and what the browser tests call):
- *   window.transformerLessons.charlm.load()          -> Promise, resolves once the model is in
+ *   window.transformerLessons.charlm.load()          -> Promise of undefined, once the model is in
  *   window.transformerLessons.charlm.vocab           -> the characters, in id order (after load)
  *   window.transformerLessons.charlm.probs(prompt, {temperature, topK, topP})
  *       -> Promise of an Array (V) of next-character probabilities; rejects with a clear
@@ -159,7 +159,7 @@
   }
 
   const api = (TL.charlm = {
-    vocab: null, context: null, load, forward: (ids) => forward(ids), nextProbs, lastRate: null,
+    vocab: null, context: null, load: (onProgress) => load(onProgress).then(() => undefined), forward: (ids) => forward(ids), nextProbs, lastRate: null,
     probs: (prompt, opts) => load().then(() => nextProbs(forward(encode(prompt)).logits, opts)),
   });
 

@@ -8,7 +8,7 @@
  * sentence is headview.js. Without JavaScript the box stays hidden and the page's figures show.
  *
  * API (what the widget uses, and what the browser tests call):
- *   window.transformerLessons.minilm.load(onProgress)  -> Promise, resolves once the model is in
+ *   window.transformerLessons.minilm.load(onProgress)  -> Promise of undefined, once the model is in
  *   window.transformerLessons.minilm.tokenize(text)    -> word pieces with [CLS] and [SEP]
  *       (after load; throws a clear Error on an empty text or more than 64 pieces)
  *   window.transformerLessons.minilm.run(text)
@@ -176,7 +176,7 @@
     return { tokens, attentions, embedding: Array.from(e, (v) => v / norm) };
   }
 
-  const api = (TL.minilm = { load, run, tokenize: (text) => tokenize(text), lastSeconds: null });
+  const api = (TL.minilm = { load: (onProgress) => load(onProgress).then(() => undefined), run, tokenize: (text) => tokenize(text), lastSeconds: null });
 
   // --- the widget ---
   function el(tag, attrs, text) {
