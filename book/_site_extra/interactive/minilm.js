@@ -243,7 +243,8 @@
         } else sim.textContent = "";
         const unknown = r.tokens.filter((t) => t === "[UNK]").length;
         message.textContent = unknown === T - 2
-          ? `The model knows none of these characters: every piece is [UNK] (unknown). Its vocabulary has English words, pieces of words and many scripts, but not emoji.`
+          ? "Every word piece is [UNK], unknown to the model: its vocabulary (English words, pieces of words, letters of " +
+            "many scripts) lacks these characters, emoji for instance, or a word is longer than 100 characters."
           : `${T - 2} word pieces${unknown ? `, ${unknown} of them [UNK] (characters the vocabulary lacks)` : ""}; ran in ${api.lastSeconds.toFixed(1)} s.`;
       } catch (e) {
         progress.hidden = true;
