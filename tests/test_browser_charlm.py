@@ -158,9 +158,10 @@ def test_typing_writes_draws_and_stops(tab):
 
 def test_offline_axe_and_screenshots_after_typing(tab, axe_path):  # noqa: F811
     page = tab.page
-    if not page.locator(".charlm-written").inner_text():
-        _write(tab, "The ")
-        page.wait_for_function("() => !document.querySelector('button.charlm-write').disabled", timeout=120_000)
+    page.fill("#charlm0-topp", "0.95")
+    page.fill("#charlm0-temp", "0.8")
+    _write(tab, "The ")
+    page.wait_for_function("() => document.querySelector('.charlm-message').textContent.startsWith('Wrote')", timeout=120_000)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     box = page.locator("div.charlm")
     problems = run_axe(tab, axe_path, "1280")

@@ -201,7 +201,7 @@
       "aria-label": "Causal attention of the chosen layer and head; it appears as the model writes." });
     const caption = el("p", { class: "charlm-caption" });
 
-    const prompts = el("div", { class: "charlm-row" });
+    const prompts = el("div", { class: "charlm-row charlm-prompt-row" });
     prompts.append(field(id("prompt"), "Prompt", prompt));
     const knobs = el("div", { class: "charlm-row charlm-knobs" });
     knobs.append(field(id("temp"), "Temperature", temp), field(id("topk"), "Top-k", topK, "0 = all"),
