@@ -48,8 +48,13 @@ def test_export_bad_input(trained, tmp_path):
 
 # --- all-MiniLM-L6-v2 as the real-model page downloads it -----------------------------------
 
-SENTENCES = ["The animal didn't cross the street because it was too tired.", "A man is playing a guitar.",
-             "Naïve café owners' résumé-writing, in 2024!", "Transformers replaced recurrence with attention."]
+SENTENCES = [  # the browser test's, and the benchmark's
+    "The animal didn't cross the street because it was too tired.", "Naïve café owners' résumé-writing, in 2024!",
+    "Unbelievably, antidisestablishmentarianism isn't in every dictionary.", "東京 is big; see [SEP] here\tand\u00a0there",
+    "I love 🍕 and ☕", "A man is playing a guitar.", "Transformers replaced recurrence with attention.",
+    "The trophy didn't fit in the suitcase because it was too big.", "The dog was too exhausted to walk across the road.",
+    "Attention lets every token look at every other token in one step, whatever the distance.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +78,7 @@ def test_minilm_download_is_under_30_mb_and_beside_its_tokenizer_and_card(minilm
     assert minilm_bytes(minilm_export[0]) == doc["bytes"] + doc["tokenizer_bytes"]
     assert "apache-2.0" in (folder / "MODEL_CARD.md").read_text().lower()
     kinds = {name: spec["dtype"] for name, spec in doc["tensors"].items()}
-    assert kinds["word_embeddings.weight"] == "i8g64" and kinds["layers.0.self_attn.q_proj.weight"] == "f16"
+    assert kinds["word_embeddings.weight"] == "i8g" and kinds["layers.0.self_attn.q_proj.weight"] == "f16"
 
 
 def test_minilm_quantized_stays_close(minilm_export):
@@ -84,12 +89,12 @@ def test_minilm_quantized_stays_close(minilm_export):
     assert cos.min() >= 0.999, cos
     worst = max(np.abs(ref.attention(s) - small.attention(s)).max() for s in SENTENCES)
     assert worst <= 2e-2, worst
-    assert small.tokenize(SENTENCES[2]) == ref.tokenize(SENTENCES[2])
+    assert all(small.tokenize(t) == ref.tokenize(t) for t in SENTENCES)
     print(f"min cosine {cos.min():.6f}, largest attention difference {worst:.4f}")
 
 
 def test_minilm_quantization_bad_shape():
     from transformer_lessons.web_export import _quantize_groups
 
-    with pytest.raises(ValueError, match="groups of 64"):
+    with pytest.raises(ValueError, match="groups of 16"):
         _quantize_groups(np.zeros((2, 100), dtype=np.float32))

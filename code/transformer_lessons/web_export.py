@@ -110,27 +110,29 @@ def charlm_box(model: CharLM, model_url: str = "../interactive/charlm/charlm.jso
 # --- all-MiniLM-L6-v2 for the real-model page -----------------------------------------------
 #
 # The page runs the real model in the browser too, downloaded only when the reader asks.
-# float32 would be 91 MB; the page ships 27 MB. Measured on the book's sentences
-# (tests/test_web_export.py, README): word embeddings and both feed-forward matrices of
-# every layer in int8 with one fp16 scale per group of 64 values (symmetric, scale = max|w| /
-# 127), the attention projections in fp16, biases and LayerNorms in float32. Per-row int8
-# for the embeddings alone moved an attention weight by 0.019; groups of 64 by 0.010.
+# float32 would be 91 MB; the page ships 28.9 MB with the tokenizer. Measured on ten
+# sentences (tests/test_web_export.py, tests/test_browser_minilm.py, README): word
+# embeddings and both feed-forward matrices of every layer in int8 with one fp16 scale per
+# group of 16 values (symmetric, scale = max|w| / 127), the attention projections in fp16,
+# biases and LayerNorms in float32: an attention weight moves by at most 0.015. Groups of
+# 64 (27 MB) moved one by 0.023, per-row int8 for the embeddings alone by 0.019.
 
 MINILM_FORMAT = 1
 MAX_PIECES = 64  # word pieces a reader may type; with [CLS] and [SEP], 66 positions
-GROUP = 64
+GROUP = 16
 
 
 def _minilm_dtype(name: str, shape: tuple) -> str:
     if len(shape) == 1:
         return "f32"
     if name == "word_embeddings.weight" or name.endswith(("linear1.weight", "linear2.weight")):
-        return "i8g64"
+        return "i8g"
     return "f16"
 
 
 def _quantize_groups(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``a (R, C)`` -> int8 ``(R, C)`` and fp16 scales ``(R, C / GROUP)``: a ~= q * scale per group."""
+    """``a (R, C)`` -> int8 ``(R, C)`` and fp16 scales ``(R, C / GROUP)``: a ~= q * scale per group
+    of ``GROUP`` consecutive values of a row."""
     r, c = a.shape
     if c % GROUP:
         raise ValueError(f"a matrix of shape {a.shape} does not split into groups of {GROUP} columns")

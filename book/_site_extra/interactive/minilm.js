@@ -100,7 +100,7 @@
     if (spec.dtype === "f16") {
       const h = new Uint16Array(buf, spec.offset, n);
       for (let i = 0; i < n; i++) out[i] = F16[h[i]];
-    } else { // "i8g64": out = q * scale, one scale per group of `group` values of a row
+    } else { // "i8g": out = q * scale, one scale per group of `group` values of a row
       const q = new Int8Array(buf, spec.offset, n), s = new Uint16Array(buf, spec.scales, n / group);
       for (let i = 0; i < n; i++) out[i] = q[i] * F16[s[(i / group) | 0]];
     }
