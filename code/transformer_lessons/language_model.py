@@ -117,7 +117,7 @@ def next_token_probs(logits: torch.Tensor, temperature: float = 1.0, top_k: int 
     least ``top_p`` (nucleus sampling, Holtzman et al., 2020); what is kept is scaled to
     sum to 1. Ties are broken by the lower token id (a stable sort), as the page's script does.
     """
-    _check_sampling(logits, temperature, top_k, top_p)
+    check_sampling(logits, temperature, top_k, top_p)
     probs = torch.softmax(logits / temperature, dim=-1)  # (V,)
     if top_k is None and top_p is None:
         return probs
@@ -133,7 +133,9 @@ def next_token_probs(logits: torch.Tensor, temperature: float = 1.0, top_k: int 
     return kept / kept.sum()
 
 
-def _check_sampling(logits, temperature, top_k, top_p):
+def check_sampling(logits, temperature, top_k, top_p):
+    """Raise ``ValueError`` unless ``logits`` is ``(V,)``, ``temperature > 0``, ``top_k`` None or
+    1..V and ``top_p`` None or in (0, 1]."""
     if logits.dim() != 1:
         raise ValueError(f"logits must be (V,), got {tuple(logits.shape)}")
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature > 0:
@@ -157,7 +159,7 @@ def generate(model: CharLM, prompt: torch.Tensor, num_new: int, temperature: flo
     token; without it, :meth:`CharLM.forward` on the whole sequence so far. Both give
     the same tokens.
     """
-    _check_sampling(torch.zeros(model.cfg.vocab_size), temperature, top_k, top_p)
+    check_sampling(torch.zeros(model.cfg.vocab_size), temperature, top_k, top_p)
     if prompt.dim() != 1 or len(prompt) + num_new > model.cfg.context:
         raise ValueError(f"prompt (T0,) plus num_new must fit the context {model.cfg.context}; "
                          f"got prompt {tuple(prompt.shape)} and num_new={num_new}")

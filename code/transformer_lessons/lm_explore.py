@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 
 from .decoder import KVCache
-from .language_model import CharLM, CharTokenizer, _check_sampling, next_token_probs
+from .language_model import CharLM, CharTokenizer, check_sampling, next_token_probs
 
 
 @torch.no_grad()
@@ -33,7 +33,7 @@ def write(model: CharLM, tokenizer: CharTokenizer, prompt: str, num_new: int = 2
         raise ValueError("the prompt is empty: the model continues the text you give it")
     if isinstance(num_new, bool) or not isinstance(num_new, int) or num_new < 0:
         raise ValueError(f"num_new must be an int >= 0, got {num_new!r}")
-    _check_sampling(torch.zeros(model.cfg.vocab_size), temperature, top_k, top_p)
+    check_sampling(torch.zeros(model.cfg.vocab_size), temperature, top_k, top_p)
     model.eval()
     context = model.cfg.context
     ids = tokenizer.encode(prompt)[-context:].tolist()  # ValueError names unknown characters
