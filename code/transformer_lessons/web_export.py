@@ -81,7 +81,7 @@ def charlm_box(model: CharLM, model_url: str = "../interactive/charlm/charlm.jso
 
     ``text/html``: a hidden ``<div class="charlm">`` that ``charlm.js`` (with ``nn.js``)
     fills and shows; the weights are fetched from ``model_url`` only when the reader
-    clicks. Without JavaScript it stays hidden. ``text/latex`` is empty: the PDF shows the
+    clicks. Without JavaScript it stays hidden. ``text/markdown`` is empty: the PDF shows the
     page's printed samples and figures instead. ``text/plain`` says where the box is.
     Show it with ``IPython.display.display(bundle, raw=True)``.
     """
@@ -103,7 +103,7 @@ def charlm_box(model: CharLM, model_url: str = "../interactive/charlm/charlm.jso
         f'<script type="application/json" class="charlm-data">{data}</script></div>'
         f'<script defer src="{script}nn.js"></script><script defer src="{script}charlm.js"></script>'
     )
-    return {"text/html": page, "text/latex": "",
+    return {"text/html": page, "text/markdown": "",
             "text/plain": "(the prompt box runs on the book's web site; in a notebook, call lm.generate)"}
 
 
@@ -260,5 +260,5 @@ def minilm_box(model, model_url: str = "../interactive/minilm/minilm.json", sent
         f'<script defer src="{script}nn.js"></script><script defer src="{script}headview.js"></script>'
         f'<script defer src="{script}minilm.js"></script>'
     )
-    return {"text/html": page, "text/latex": "",
+    return {"text/html": page, "text/markdown": "",
             "text/plain": "(the text box runs on the book's web site; in a notebook, call explore_heads)"}
