@@ -19,6 +19,7 @@
  */
 (function () {
   "use strict";
+  if (window.transformerLessons && window.transformerLessons.charlm) return; // included twice: run once
   const TL = (window.transformerLessons = window.transformerLessons || {});
   const nn = TL.nn;
   const LENGTH = 200; // characters written per click, unless stopped

@@ -13,6 +13,8 @@
  */
 (function () {
   "use strict";
+  // a page may include this script twice (its head view and the real model's text box): run once
+  if (window.transformerLessons && window.transformerLessons.headview) return;
   const SVG = "http://www.w3.org/2000/svg";
   const ROW = 26; // px per token row, the same in both columns and in the SVG
 

@@ -16,6 +16,7 @@
  */
 (function () {
   "use strict";
+  if (window.transformerLessons && window.transformerLessons.minilm) return; // included twice: run once
   const TL = (window.transformerLessons = window.transformerLessons || {});
   const nn = TL.nn;
   let model = null, loading = null, modelUrl = null;

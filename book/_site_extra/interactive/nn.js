@@ -12,6 +12,7 @@
  */
 (function () {
   "use strict";
+  if (window.transformerLessons && window.transformerLessons.nn) return; // included twice: run once
 
   // y (T, out) = x (T, in) W^T + b, with W (out, in) as nn.Linear stores it
   function linear(x, T, nIn, W, b, nOut) {
