@@ -220,6 +220,7 @@
           progress.hidden = true;
           go.textContent = "Run";
         }
+        go.textContent = "Run"; // loaded (here or through the API)
         message.textContent = "Running the model...";
         const started = performance.now();
         const r = await run(a.value);
