@@ -113,7 +113,7 @@ def fair_keys(questions: list[dict], n_options: int) -> list[str]:
 def questions():
     found = all_questions()
     assert found, (
-        "no single-choice question found in book/quiz_*.md: the parser expects options as "
+        "no single-choice question found on the pages of kind: quiz: the parser expects options as "
         "'- **A.** text' and an answer box that opens with '**B.**'"
     )
     return found
