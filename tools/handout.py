@@ -3,7 +3,7 @@
 Writes ``_build/html/handout/index.html`` and ``_build/html/pdf/transformer-lessons-handout.pdf``
 from the built site (``make book`` first): nothing on it is typed here.
 
-* the equations and the shapes of the cheat sheet (``book/cheat_sheet.md``), each equation
+* the equations and the shapes of the cheat sheet (the page of ``kind: cheat-sheet``), each equation
   with its number and page in the printed student edition;
 * the drawings of the shapes through self-attention and through an encoder layer (the
   book's own generated diagrams, ``transformer_lessons.diagrams``, as the build drew them);
@@ -36,6 +36,7 @@ import sys
 from pathlib import Path
 
 import built
+import pages
 import printing
 import yaml
 from bs4 import BeautifulSoup
@@ -111,7 +112,7 @@ def _unlink(el) -> None:
 
 
 def equations(printed) -> tuple[str, int]:
-    _, table = _table("cheat_sheet", "")  # the first table of the page: the equations
+    _, table = _table(pages.the("cheat-sheet"), "")  # the first table of the page: the equations
     rows = table.select("tbody tr")
     out = []
     for tr in rows:
@@ -132,13 +133,13 @@ def equations(printed) -> tuple[str, int]:
 
 
 def shapes() -> str:
-    _, table = _table("cheat_sheet", "shapes")
+    _, table = _table(pages.the("cheat-sheet"), "shapes")
     _unlink(table)
     return str(table)
 
 
 def masks() -> str:
-    section, table = _table("cheat_sheet", "masks")
+    section, table = _table(pages.the("cheat-sheet"), "masks")
     _unlink(table)
     after = []
     for p in section.find_all("p", recursive=False):
@@ -165,7 +166,7 @@ def diagrams() -> str:
 
 
 def exercises(printed) -> tuple[str, int]:
-    soup = built.page("exercises")
+    soup = built.page(pages.the("exercises"))
     rows = []
     for box in soup.select("div.exercise"):
         label = box.get("id")
@@ -200,7 +201,7 @@ def build(printed) -> str:
     eq_table, n_eq = equations(printed)
     ex_table, n_ex = exercises(printed)
     title = yaml.safe_load((ROOT / "_config.yml").read_text())["title"]
-    cheat = built.page("cheat_sheet")
+    cheat = built.page(pages.the("cheat-sheet"))
     running = cheat.select_one("article section > p:nth-of-type(1)")
     running_text = ""
     if running is not None:

