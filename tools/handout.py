@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import html
 import re
-import string
 import sys
 from pathlib import Path
 
@@ -45,7 +44,7 @@ ROOT = built.ROOT
 SITE = built.SITE
 HANDOUT = SITE / "handout"
 HANDOUT_PDF = SITE / "pdf" / "transformer-lessons-handout.pdf"
-TEMPLATES = ROOT / "tools" / "templates"  # handout.html (the page), handout.css
+TEMPLATES = printing.TEMPLATES  # page.html (every kit page), handout.css
 AUX = ROOT / "_build" / "pdf-student" / "_build" / "latex" / "book.aux"
 DIAGRAMS = ["fig-foundations-self-attention-diagram", "fig-encoder-layer-diagram"]
 SIZES = [s / 4 for s in range(52, 27, -1)]  # 13 pt down to 7 pt
@@ -228,10 +227,10 @@ def build(printed) -> str:
 <footer>{html.escape(title)} &middot; {html.escape(url)}</footer>
 """
     katex = next(iter(sorted(SITE.rglob("katex*.css"))), None)
-    katex_link = f'<link rel="stylesheet" href="../{katex.relative_to(SITE).as_posix()}">' if katex else ""
-    return string.Template((TEMPLATES / "handout.html").read_text()).substitute(
-        title=html.escape(title), katex_link=katex_link, style=(TEMPLATES / "handout.css").read_text(),
-        content=content, ready_script=printing.READY_SCRIPT)
+    return printing.kit_page(
+        f"Handout: {title}", "Two A4 pages to keep: equations, shapes, exercises, mask conventions, the book's address.",
+        [f"../{katex.relative_to(SITE).as_posix()}"] if katex else [], (TEMPLATES / "handout.css").read_text(),
+        f"<main>{content}</main>", "tlWhenReady(null);")
 
 
 def _pages(path: Path) -> int:

@@ -1,7 +1,8 @@
 """The slides of the session, from the built site: ``python tools/slides.py`` (``make slides``).
 
-(The handout is ``tools/handout.py``, ``make handout``.) The deck's page and its styles
-are templates, ``tools/templates/slides.html`` and ``slides.css``.
+(The handout is ``tools/handout.py``, ``make handout``.) The deck's page is made of
+templates: ``tools/templates/page.html`` (every page of the kit), ``slides.html`` (the
+deck around the slides), ``slides.js`` (reveal.js's settings) and ``slides.css``.
 
 Writes ``_build/html/slides/index.html`` (reveal.js, offline) and its PDF,
 ``_build/html/slides/transformer-lessons-slides.pdf``, one slide per page.
@@ -29,7 +30,6 @@ import html
 import posixpath
 import re
 import shutil
-import string
 import sys
 
 import built
@@ -41,7 +41,7 @@ from bs4 import BeautifulSoup, NavigableString, Tag
 ROOT = built.ROOT
 SITE = built.SITE
 MANIFEST = ROOT / "tools" / "slides.yml"
-TEMPLATES = ROOT / "tools" / "templates"  # slides.html (the deck's page), slides.css
+TEMPLATES = printing.TEMPLATES  # page.html (every kit page), slides.html, slides.js, slides.css
 REVEAL = ROOT / "node_modules" / "reveal.js" / "dist"
 SLIDES = SITE / "slides"
 SLIDES_PDF = SLIDES / "transformer-lessons-slides.pdf"
@@ -338,12 +338,14 @@ def build_slides() -> int:
         (reveal_dir / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, reveal_dir / name)
     katex = next(iter(sorted(SITE.rglob("katex*.css"))), None)
-    katex_link = f'<link rel="stylesheet" href="{posixpath.relpath(katex.relative_to(SITE).as_posix(), "slides")}">' if katex else ""
     if "katex" in body and not katex:
         raise SlideError("the slides have formulas but the site has no KaTeX stylesheet (make book)")
-    page = string.Template((TEMPLATES / "slides.html").read_text()).substitute(
-        title=html.escape(manifest["title"]), katex_link=katex_link, style=(TEMPLATES / "slides.css").read_text(),
-        body=body, ready_script=printing.READY_SCRIPT, width=WIDTH, height=HEIGHT)
+    sheets = ["reveal/reveal.css", "reveal/theme/white.css"]
+    sheets += [posixpath.relpath(katex.relative_to(SITE).as_posix(), "slides")] if katex else []
+    page = printing.kit_page(
+        f"{manifest['title']}: slides", "Slides of the 2.5-hour session, made from the book's own pages.",
+        sheets, (TEMPLATES / "slides.css").read_text(), printing.template("slides.html", sections=body),
+        printing.template("slides.js", width=WIDTH, height=HEIGHT))
     (SLIDES / "index.html").write_text(page)
     print(f"wrote {(SLIDES / 'index.html').relative_to(ROOT)}: {len(sections)} slides")
     return len(sections)
