@@ -71,14 +71,14 @@ pdf: venv
 	cp _build/pdf-instructor/_build/latex/book.pdf $(PDF_INSTRUCTOR)
 	if [ -d _build/html ]; then mkdir -p _build/html/pdf && cp $(PDF_STUDENT) $(PDF_INSTRUCTOR) _build/html/pdf/; fi
 
-# The teaching kit, from the built pages (tools/slides.py, tools/slides.yml): the reveal.js
-# deck and its PDF in _build/html/slides/, the handout in _build/html/handout/ and
-# _build/html/pdf/transformer-lessons-handout.pdf. Chromium prints the PDFs.
+# The teaching kit, from the built pages: the reveal.js deck and its PDF in
+# _build/html/slides/ (tools/slides.py, tools/slides.yml), the handout in _build/html/handout/
+# and _build/html/pdf/transformer-lessons-handout.pdf (tools/handout.py). Chromium prints the PDFs.
 slides: book
-	$(PY) tools/slides.py slides
+	$(PY) tools/slides.py
 
 handout: book
-	$(PY) tools/slides.py handout
+	$(PY) tools/handout.py
 
 site: book pdf slides handout
 

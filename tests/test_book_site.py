@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
+import pages
 import pytest
 from bs4 import BeautifulSoup
 from conftest import PLACEHOLDER, ROOT, html_page, source
@@ -90,10 +91,13 @@ def test_figures_have_caption_and_alt_text(html_dir, toc_files):
 
 
 def test_quizzes_and_instructor_notes_are_pages_of_their_own(html_dir, toc_files):
-    quizzes = [f for f in toc_files if "quiz" in Path(f).name]
-    instructor = [f for f in toc_files if "instructor" in Path(f).name]
-    assert quizzes, "_toc.yml has no quiz page (file name containing 'quiz')"
-    assert instructor, "_toc.yml has no instructor page (file name containing 'instructor')"
+    """Quiz answers sit on pages that declare ``kind: quiz``; no page of both editions links a
+    page of the instructor edition (``edition: instructor``), which the student PDF drops."""
+    quizzes = [f for f in toc_files if pages.kind(f) == "quiz"]
+    instructor = [f for f in toc_files if pages.edition(f) == "instructor"]
+    assert quizzes, "_toc.yml has no quiz page (front matter kind: quiz)"
+    assert instructor, "_toc.yml has no instructor page (front matter edition: instructor)"
+    instructor_html = {Path(f).name + ".html" for f in instructor}
     problems = []
     for doc in toc_files:
         answers = article(doc).select(".quiz-answer")
@@ -104,7 +108,7 @@ def test_quizzes_and_instructor_notes_are_pages_of_their_own(html_dir, toc_files
         if doc not in instructor:
             for a in article(doc).select("a[href]"):
                 target = urlparse(a["href"]).path
-                if "instructor" in target and target.endswith(".html"):  # a page, not the instructor PDF
+                if Path(target).name in instructor_html:  # a page, not the instructor PDF
                     problems.append(f"{doc}: links to instructor page {a['href']} (the student PDF drops those)")
     assert not problems, "\n".join(problems)
 
