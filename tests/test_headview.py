@@ -78,6 +78,7 @@ def test_hover_tap_and_pickers_change_the_view(tab):
 
 def test_keyboard(tab):
     page = tab.page
+    page.mouse.move(0, 0)  # the pointer is left over a token by the tests before: keyboard only
     page.select_option("#headview0-sentence", value="0")
     first = page.locator("button.headview-token").first
     first.focus()
