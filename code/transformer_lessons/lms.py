@@ -413,9 +413,10 @@ def qti_assessment(page: QuizPage, render: Renderer) -> ET.Element:
     for q in page.questions:
         where = f"{q.page}.md, {q.label}"
         item = _sub(section, "item", ident=q.label, title=q.title)
-        _metadata(_sub(item, "itemmetadata"), {
-            "question_type": QTI_TYPES[q.kind], "points_possible": "1", "original_answer_ids": ",".join(k for k, _ in q.options),
-        })
+        fields = {"question_type": QTI_TYPES[q.kind], "points_possible": "1"}
+        if q.options:  # Canvas's record of the choices' identifiers
+            fields["original_answer_ids"] = ",".join(k for k, _ in q.options)
+        _metadata(_sub(item, "itemmetadata"), fields)
         presentation = _sub(item, "presentation")
         _material(presentation, render(q.stem, where))
         if q.kind == "essay":

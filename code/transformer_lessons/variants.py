@@ -130,7 +130,7 @@ def read_roster(path: Path) -> dict[str, str]:
 
 def markdown_table() -> str:
     """The variants as a Markdown table (the assessment page prints it from here)."""
-    rows = ["| Variant | Rubric item | Function | Returns | The task | Graded by |", "|---|---|---|---|---|---|"]
-    rows += [f"| `{v.key}` | `{v.item_key}` | `{v.name}{v.signature}` | `{v.returns}` | {v.task} | `{v.check}` |"
-             for v in VARIANTS]
+    rows = ["| Variant (rubric item) | The function | The task |", "|---|---|---|"]
+    rows += [f"| `{v.key}` (`{v.item_key}`) | `{v.name}{v.signature}` returns `{v.returns}` | {v.task} "
+             f"Graded by `{v.check}`. |" for v in VARIANTS]
     return "\n".join(rows)
