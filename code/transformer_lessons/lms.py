@@ -26,7 +26,7 @@ Written into ``--out`` (default ``_build/lms``):
 Every question keeps the book's options in the book's order (shuffling is off: explanations
 say "A and C are misconceptions"), its answer, its explanation as feedback, and links back to
 the book: to the question on its quiz page and to the page that teaches it (the first page
-its answer, its text or its quiz page's introduction links to).
+its answer, its text, its section's introduction or its quiz page's introduction links to).
 
 Decided here:
 
@@ -89,7 +89,8 @@ class Question:
     ``kind`` is "choice", "truefalse" or "essay"; ``options`` are ``(key, text)`` in the
     book's order ("A", "B", ... or "1", "2", ...; "True", "False"), empty for an essay;
     ``answer`` is the key of the right option (None for an essay); ``explanation`` is the
-    answer box's text.
+    answer box's text; ``context`` the text above it under the same section heading (the
+    shared list of bugs, and what introduces them).
     """
 
     label: str
@@ -100,6 +101,7 @@ class Question:
     options: tuple[tuple[str, str], ...]
     answer: str | None
     explanation: str
+    context: str = ""
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,8 @@ def _options(lines: list[str], pattern: re.Pattern) -> tuple[list[tuple[str, str
     return [(k, t) for k, t in found], used
 
 
-def _question(label: str, title: str, body: list[str], shared: list[tuple[str, str]], page: str) -> Question:
+def _question(label: str, title: str, body: list[str], shared: list[tuple[str, str]], page: str,
+              context: str = "") -> Question:
     where = f"{page}.md, question {label!r}"
     start = next((i for i, line in enumerate(body) if ANSWER_BOX.match(line)), None)
     if start is None:
@@ -167,7 +170,7 @@ def _question(label: str, title: str, body: list[str], shared: list[tuple[str, s
     if not stem:
         raise QuizFormatError(f"{where}: the question has no text")
     return Question(label=label, page=page, title=title, kind=kind, stem=stem, options=tuple(options),
-                    answer=answer, explanation=explanation)
+                    answer=answer, explanation=explanation, context=context)
 
 
 def parse_quiz_page(text: str, name: str) -> QuizPage:
@@ -184,7 +187,7 @@ def parse_quiz_page(text: str, name: str) -> QuizPage:
     def close():
         nonlocal current
         if current is not None:
-            questions.append(_question(*current, shared, name))
+            questions.append(_question(*current, shared, name, "\n".join(shared_block).strip()))
         current = None
 
     for line in lines:
@@ -372,7 +375,7 @@ class Renderer:
 def _references(q: Question, page: QuizPage, book: Book) -> str:
     """The closing paragraph of every feedback: the question in the book, the page that teaches it."""
     here = f'<a href="{html.escape(book.link(q.page, q.label))}">{html.escape(page.title)}: {html.escape(q.title)}</a>'
-    taught = _first_link([q.explanation, q.stem, page.intro], book)
+    taught = _first_link([q.explanation, q.stem, q.context, page.intro], book)
     if taught is None:
         return f"<p>In the book: {here}.</p>"
     link = html.escape(book.link(*taught))
