@@ -26,7 +26,7 @@ Written into ``--out`` (default ``_build/lms``):
 Every question keeps the book's options in the book's order (shuffling is off: explanations
 say "A and C are misconceptions"), its answer, its explanation as feedback, and links back to
 the book: to the question on its quiz page and to the page that teaches it (the first page
-its answer, its text, its section's introduction or its quiz page's introduction links to).
+its answer, its text or its section's introduction links to; none where they link to none).
 
 Decided here:
 
@@ -375,7 +375,7 @@ class Renderer:
 def _references(q: Question, page: QuizPage, book: Book) -> str:
     """The closing paragraph of every feedback: the question in the book, the page that teaches it."""
     here = f'<a href="{html.escape(book.link(q.page, q.label))}">{html.escape(page.title)}: {html.escape(q.title)}</a>'
-    taught = _first_link([q.explanation, q.stem, q.context, page.intro], book)
+    taught = _first_link([q.explanation, q.stem, q.context], book)  # not the page's intro: it names other pages too
     if taught is None:
         return f"<p>In the book: {here}.</p>"
     link = html.escape(book.link(*taught))
