@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from bs4 import BeautifulSoup
-from conftest import PLACEHOLDER, ROOT, html_page, source
+from book_files import PLACEHOLDER, ROOT, html_page, source
 
 pytestmark = pytest.mark.book
 

@@ -18,18 +18,10 @@ fits its length (measured on the built page: 200 words a minute, code and output
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
+import pacing  # tools/pacing.py: tools/ is on pytest's pythonpath (pyproject.toml)
 import pytest
-from conftest import ROOT, _toc_files
-
 import yaml
-
-spec = importlib.util.spec_from_file_location("pacing", ROOT / "tools" / "pacing.py")
-pacing = importlib.util.module_from_spec(spec)
-sys.modules["pacing"] = pacing  # dataclasses look their module up there
-spec.loader.exec_module(pacing)
+from book_files import ROOT, toc_files as _toc_files
 
 TOTAL = 150
 MAX_WITHOUT_BREAK = 60
@@ -136,7 +128,7 @@ def test_announced_times_are_the_substitution():
 def test_each_page_reads_within_its_time(page):
     """The built page takes, at the rates of tools/pacing.py, no longer than its budget, and
     its budget overstates it by at most a quarter (an honest number, not a generous one)."""
-    from conftest import HTML
+    from book_files import HTML
 
     if not (HTML / "book" / f"{page}.html").exists():
         pytest.fail("run `make book` first", pytrace=False)
