@@ -35,6 +35,7 @@ import re
 import sys
 from pathlib import Path
 
+import jinja2
 import jupytext
 import nbformat
 import yaml
@@ -94,14 +95,19 @@ def _comparable(nb: nbformat.NotebookNode) -> list[tuple]:
 
 
 def substitutions() -> dict[str, str]:
-    """``myst_substitutions`` of ``_config.yml`` (the pages' times): Jupyter renders no MyST."""
+    """The pages' MyST substitutions, as the build fills them (book/_ext/substitutions.py):
+    ``transformer_lessons.site.values`` for the repository, then ``myst_substitutions`` of
+    ``_config.yml`` (the pages' times). Jupyter renders no MyST."""
+    from transformer_lessons.site import values
+
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    return {k: str(v) for k, v in config.get("parse", {}).get("myst_substitutions", {}).items()}
+    return {**values(*repository()), **{k: str(v) for k, v in config.get("parse", {}).get("myst_substitutions", {}).items()}}
 
 
 def substitute(text: str, values: dict[str, str]) -> str:
-    """``text`` with every ``{{ name }}`` of ``values`` written out, as the site shows it."""
-    return re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: values.get(m.group(1), m.group(0)), text)
+    """``text`` with every ``{{ expression }}`` written out, as MyST renders it (Jinja2)."""
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    return re.sub(r"\{\{(.+?)\}\}", lambda m: env.from_string(m.group(0)).render(values), text)
 
 
 def notebook_for(md: Path) -> nbformat.NotebookNode:
