@@ -15,8 +15,10 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+import yaml
 from bs4 import BeautifulSoup
 from book_files import ROOT, html_page, page_title
+from transformer_lessons import site
 
 pytestmark = pytest.mark.pdf
 
@@ -357,8 +359,9 @@ def test_title_page_has_version_repository_and_licence(edition):
     first = subprocess.run(["pdftotext", "-l", "1", str(pdf_path(edition)), "-"], check=True, capture_output=True, text=True).stdout
     text = " ".join(first.split())
     assert re.search(r"Version \d+\.\d+", text), text
-    assert "github.com/transformer-lessons/transformer-lessons" in text, text
-    assert "Licence: MIT" in text, text
+    values = site.values(yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"])
+    assert values["repo_url"].removeprefix("https://") in text, text
+    assert f"Licence: {values['licence']}" in text, text
 
 
 @pytest.mark.parametrize("edition", EDITIONS)
