@@ -362,6 +362,7 @@ def test_title_page_has_version_repository_and_licence(edition):
     values = site.values(yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"])
     assert values["repo_url"].removeprefix("https://") in text, text
     assert f"Licence: {values['licence']}" in text, text
+    assert norm(values["pages_url"]) in norm(pdf_text(edition)), "the front matter names the web edition's address"
 
 
 @pytest.mark.parametrize("edition", EDITIONS)
