@@ -172,7 +172,7 @@ class AnswerBoxes(SphinxPostTransform):
     @staticmethod
     def keep_question_together(answer) -> None:
         """``tlquestion`` (book/_latex/tlprint.sty) around the heading, text and options of
-        the question an answer follows. A question that opens its part ("Code reading" with
+        the question an answer follows, and the answer (its box, once replaced). A question that opens its part ("Code reading" with
         nothing but its title before "Code reading 1") takes that part's heading in too: a
         page break between the two would leave the heading alone at the foot of a page."""
         section = answer.parent
@@ -185,7 +185,7 @@ class AnswerBoxes(SphinxPostTransform):
         ) is start:
             start = start.parent
         start.parent.insert(start.parent.index(start), nodes.raw("", "\\begin{tlquestion}\n", format="latex"))
-        section.insert(section.index(answer), nodes.raw("", "\\end{tlquestion}\n", format="latex"))
+        section.insert(section.index(answer) + 1, nodes.raw("", "\\end{tlquestion}\n", format="latex"))  # with its box
 
     # A numbered figure (or equation) in a hidden box (a solution's figure) is numbered on
     # the web where the box is. In print the box goes (student edition) or moves to the
