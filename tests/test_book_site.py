@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlparse
 import pages
 import pytest
 from bs4 import BeautifulSoup
-from conftest import PLACEHOLDER, ROOT, html_page, source
+from book_files import PLACEHOLDER, ROOT, html_page, source
 
 pytestmark = pytest.mark.book
 
@@ -229,3 +229,20 @@ def test_bug_hunt_messages_are_shown_only_when_asked(html_dir):
         assert "Show the check's message" in details.select_one("summary").get_text()
         folded.append(code)
     assert len(folded) == len(calls), f"{len(folded)} folded bug-hunt checks for {len(calls)} bugs"
+
+
+def test_where_the_book_lives_is_typed_only_in_the_config(html_dir, toc_files, book_config):
+    """The pages write the repository, the Pages address and the licence as substitutions
+    (book/_ext/substitutions.py); the built pages show them, and no `{{ }}` is left."""
+    from transformer_lessons import site
+
+    values = site.values(book_config["repository"]["url"], book_config["repository"].get("branch", "main"))
+    host = values["pages_url"].split("/")[2]
+    pages = sorted((ROOT / "book").glob("*.md"))  # the print edition's front page too
+    typed = [f"{md.name}: {needle}" for md in pages for needle in (values["repo_url"], host, f"{values['licence']} licence")
+             if needle in md.read_text()]
+    assert not typed, typed
+    built = " ".join(html_page(doc).read_text() for doc in toc_files)
+    assert values["repo_url"] in built and f"{values['licence']} licence" in built
+    left = [doc for doc in toc_files if "{{" in BeautifulSoup(html_page(doc).read_text(), "html.parser").select_one("article").get_text()]
+    assert not left, f"substitutions left unreplaced on {left}"

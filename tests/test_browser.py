@@ -55,7 +55,7 @@ from urllib.request import urlopen
 import pytest
 from bs4 import BeautifulSoup
 import chromium
-from conftest import ROOT, html_page, is_executable
+from book_files import ROOT, html_page, is_executable
 
 pytestmark = pytest.mark.browser
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from conftest import HTML, ROOT
+from book_files import HTML, ROOT
 from test_browser import DESKTOP, PHONE, SCREENSHOTS, Tab, _foreign, axe_path, browser, run_axe  # noqa: F401
 
 from transformer_lessons import language_model as lm

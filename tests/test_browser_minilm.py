@@ -21,7 +21,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import HTML
+from book_files import HTML
 from test_browser import DESKTOP, PHONE, SCREENSHOTS, Tab, _foreign, axe_path, browser, run_axe  # noqa: F401
 
 pytestmark = pytest.mark.browser

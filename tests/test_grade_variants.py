@@ -232,7 +232,7 @@ def test_gradescope_reads_the_id_from_the_metadata(tmp_path):
 
 
 def test_the_instructor_page_lists_the_variants_from_the_module():
-    from conftest import ROOT
+    from book_files import ROOT
 
     text = (ROOT / "book" / "instructor_assessment.md").read_text()
     assert "variants.markdown_table()" in text

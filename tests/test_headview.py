@@ -17,7 +17,7 @@ import re
 
 import pytest
 from bs4 import BeautifulSoup
-from conftest import ROOT, html_page
+from book_files import ROOT, html_page
 from test_browser import DESKTOP, PHONE, Tab, _foreign, axe_path, browser, run_axe  # noqa: F401
 
 pytestmark = pytest.mark.browser

@@ -18,7 +18,7 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
-from conftest import ROOT
+from book_files import ROOT
 
 from transformer_lessons import lms
 

@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import re
 
-import pacing
+import pacing  # tools/pacing.py: tools/ is on pytest's pythonpath (pyproject.toml)
 import pages
 import pytest
-from conftest import ROOT, _toc_files
-
 import yaml
+from book_files import ROOT, toc_files as _toc_files
 
 TOTAL = 150
 MAX_WITHOUT_BREAK = 60
@@ -158,7 +157,7 @@ def test_generated_times_follow_the_pages(tmp_path, monkeypatch):
 def test_each_page_reads_within_its_time(page):
     """The built page takes, at the rates of tools/pacing.py, no longer than its budget, and
     its budget overstates it by at most a quarter (an honest number, not a generous one)."""
-    from conftest import HTML
+    from book_files import HTML
 
     if not (HTML / "book" / f"{page}.html").exists():
         pytest.fail("run `make book` first", pytrace=False)

@@ -74,3 +74,15 @@ def test_no_private_name_is_imported_across_modules(path):
         if alias.name.startswith("_")
     ]
     assert not private, private
+
+
+@pytest.mark.parametrize("path", sorted(p for p in PACKAGE.rglob("*.py") if p.name != "site.py"),
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_teaching_modules_know_nothing_of_the_site(path):
+    """The site's glue (myst-nb renderers, the site's paths) is in site.py alone: no other
+    module imports myst-nb or IPython's display machinery, or names a path of the site."""
+    tree = ast.parse(path.read_text())
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert not {m for m in imported if m.split(".")[0] in {"myst_nb", "docutils", "sphinx"} or m.startswith("IPython.core")}
+    assert "../interactive" not in path.read_text() and "_site_extra" not in path.read_text()

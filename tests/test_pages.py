@@ -7,7 +7,7 @@ import pages
 import pytest
 import sync_notebooks
 import yaml
-from conftest import ROOT, _toc_files
+from book_files import ROOT, toc_files as _toc_files
 
 
 @pytest.mark.parametrize("page", pages.names())

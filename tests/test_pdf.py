@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pdf_toc
 import pytest
+import yaml
 from bs4 import BeautifulSoup
-from conftest import ROOT, html_page, page_title
+from book_files import ROOT, html_page, page_title
+from transformer_lessons import site
 
 pytestmark = pytest.mark.pdf
 
@@ -358,8 +360,10 @@ def test_title_page_has_version_repository_and_licence(edition):
     first = subprocess.run(["pdftotext", "-l", "1", str(pdf_path(edition)), "-"], check=True, capture_output=True, text=True).stdout
     text = " ".join(first.split())
     assert re.search(r"Version \d+\.\d+", text), text
-    assert "github.com/transformer-lessons/transformer-lessons" in text, text
-    assert "Licence: MIT" in text, text
+    values = site.values(yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"])
+    assert values["repo_url"].removeprefix("https://") in text, text
+    assert f"Licence: {values['licence']}" in text, text
+    assert norm(values["pages_url"]) in norm(pdf_text(edition)), "the front matter names the web edition's address"
 
 
 @pytest.mark.parametrize("edition", EDITIONS)
@@ -419,11 +423,12 @@ def test_render_pages_for_a_person_to_look_at():
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     text = pdf_text("instructor").split("\f")
     wanted = {"title": 1}
-    for name, needle in (("foundations", "Self-attention"), ("quiz", "Question 4"), ("pacing", "The full lesson (2.5 hours)"), ("answers", "Solution to Exercise ")):
+    question = re.search(r"^### (.+)$", (ROOT / "book" / "quiz_concepts.md").read_text(), re.MULTILINE).group(1)
+    for name, needle in (("foundations", "Self-attention"), ("quiz", question), ("pacing", "The full lesson (2.5 hours)"), ("answers", "Solution to Exercise ")):
         hits = [i + 1 for i, p in enumerate(text) if needle in p and i > 5]
-        hit = hits[-1] if name in ("pacing", "answers") and hits else (hits[0] if hits else None)
-        if hit:
-            wanted[name] = hit
+        # a page that is not found is a failure, not a screenshot quietly left out
+        assert hits, f"no page of the instructor edition after the contents shows {needle!r} (for {name})"
+        wanted[name] = hits[-1] if name in ("pacing", "answers") else hits[0]
     for name, page in wanted.items():
         for gray in (False, True):
             out = SCREENSHOTS / f"instructor-{name}-p{page}{'-gray' if gray else ''}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import ROOT
+from book_files import ROOT
 
 PACKAGE = ROOT / "code" / "transformer_lessons"
 TOOLS = ROOT / "tools"

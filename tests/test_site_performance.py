@@ -13,7 +13,7 @@ import re
 
 import pytest
 from bs4 import BeautifulSoup
-from conftest import HTML, html_page
+from book_files import HTML, html_page
 
 pytestmark = pytest.mark.book
 

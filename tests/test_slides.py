@@ -25,7 +25,7 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 from bs4 import BeautifulSoup
-from conftest import HTML, ROOT, html_page
+from book_files import HTML, ROOT, html_page
 
 import built
 import chromium

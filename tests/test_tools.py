@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
+import cache_guard  # tools/ is on pytest's pythonpath (pyproject.toml)
+import pdf_toc
 import pytest
-
-TOOLS = Path(__file__).resolve().parent.parent / "tools"
-
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, TOOLS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture
 def guard(tmp_path, monkeypatch):
     """tools/cache_guard.py pointed at a tiny project in tmp_path."""
-    module = _load("cache_guard")
+    module = cache_guard
     (tmp_path / "code" / "pkg").mkdir(parents=True)
     (tmp_path / "code" / "pkg" / "mod.py").write_text("X = 1\n")
     (tmp_path / "requirements.txt").write_text("numpy==2.4.6\n")
@@ -51,7 +43,7 @@ def test_cache_guard_wipes_build_when_an_input_changes(guard, changed):
 
 
 def test_pdf_tables_of_contents():
-    module = _load("pdf_toc")
+    module = pdf_toc
     toc = {
         "format": "jb-book",
         "root": "book/intro",
@@ -72,7 +64,7 @@ def test_pdf_tables_of_contents():
 
 def test_pdf_tables_of_contents_put_instructor_pages_last():
     """Both editions share every page before the instructor pages (tools/pdf_toc.py)."""
-    module = _load("pdf_toc")
+    module = pdf_toc
     toc = {
         "format": "jb-book",
         "root": "book/intro",
@@ -94,7 +86,7 @@ def test_pdf_tables_of_contents_put_instructor_pages_last():
 def test_pdf_tables_of_contents_keep_the_numbering():
     """The instructor part keeps the numbering of the part it came from (numbered: true),
     and the first part, unnumbered on the web, stays unnumbered with the intro in it."""
-    module = _load("pdf_toc")
+    module = pdf_toc
     toc = {
         "format": "jb-book",
         "root": "book/intro",
@@ -111,7 +103,7 @@ def test_pdf_tables_of_contents_keep_the_numbering():
 
 # --- the HTML build needs Python only ----------------------------------------------------
 
-ROOT = TOOLS.parent
+ROOT = Path(__file__).resolve().parent.parent
 NO_NODE_TOOLS = ["bash", "sh", "make", "env", "cat", "cp", "rm", "mkdir", "ln", "touch", "find", "grep", "test", "dirname"]
 
 

@@ -61,15 +61,22 @@ def count_word(n: int) -> str:
     return (WORDS[n] if n < len(WORDS) else str(n)).capitalize()
 
 
+def book_values() -> dict[str, str]:
+    """The values the pages print (``transformer_lessons.site.values``: ``repo_url``,
+    ``pages_url``, ``licence``, ...) from _config.yml's ``repository``, as the build fills them."""
+    from transformer_lessons.site import values
+
+    repository = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
+    return values(repository["url"], repository.get("branch", "main"))
+
+
 def address() -> str:
+    """Where the site is published: ``html_baseurl`` of _config.yml if set, else the Pages URL."""
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     base = ((config.get("sphinx") or {}).get("config") or {}).get("html_baseurl")
     if base:
         return base if base.endswith("/") else base + "/"
-    m = re.match(r"https://github\.com/([^/]+)/([^/]+?)/?$", config["repository"]["url"])
-    if not m:
-        raise HandoutError(f"_config.yml: cannot derive the site's address from {config['repository']['url']}")
-    return f"https://{m.group(1)}.github.io/{m.group(2)}/"
+    return book_values()["pages_url"]
 
 
 def printed_labels() -> dict[str, tuple[str, str]] | None:
@@ -211,7 +218,7 @@ def build(printed) -> str:
     where = "printed student edition" if printed else "web edition (no PDF built: web numbers)"
     content = f"""
 <header><div><h1>{html.escape(title)}</h1>
-<p>The book, to read and run: <b>{html.escape(url)}</b> &middot; source (MIT licence): {html.escape(repo)}</p>
+<p>The book, to read and run: <b>{html.escape(url)}</b> &middot; source ({html.escape(book_values()["licence"])} licence): {html.escape(repo)}</p>
 <p>Numbers and pages: the {where}.</p>
 {running_text}</div>{qr}</header>
 <h2>{count_word(n_eq)} equations</h2>

@@ -242,7 +242,8 @@ def book_slide(spec: dict) -> tuple[str, str]:
     qr = segno.make(url, error="m").svg_inline(scale=8, border=0)
     points = "".join(f"<li>{html.escape(resolve(p))}</li>" for p in spec.get("points", []))
     body = (f'<div class="tl-book"><div><ul>{points}</ul><p class="tl-address">{html.escape(url)}</p>'
-            f'<p class="tl-source">source (MIT licence): {html.escape(config["repository"]["url"])}</p></div>{qr}</div>')
+            f'<p class="tl-source">source ({html.escape(handout.book_values()["licence"])} licence): '
+            f'{html.escape(handout.book_values()["repo_url"])}</p></div>{qr}</div>')
     return html.escape(spec.get("title") or config["title"]), body
 
 

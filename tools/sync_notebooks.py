@@ -38,6 +38,7 @@ import re
 import sys
 from pathlib import Path
 
+import jinja2
 import jupytext
 import nbformat
 import pages
@@ -94,9 +95,21 @@ def _comparable(nb: nbformat.NotebookNode) -> list[tuple]:
     return [(c.cell_type, c.source.strip(), tuple(c.get("metadata", {}).get("tags", []))) for c in nb.cells]
 
 
+def substitutions() -> dict[str, str]:
+    """The pages' MyST substitutions, as the build fills them (book/_ext/substitutions.py):
+    ``transformer_lessons.site.values`` for the repository and the running example, then
+    ``myst_substitutions`` of ``_config.yml``. A page's own (its time, ``tools/pages.py``)
+    come on top, in :func:`notebook_for`. Jupyter renders no MyST."""
+    from transformer_lessons.site import values
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    return {**values(*repository()), **{k: str(v) for k, v in config.get("parse", {}).get("myst_substitutions", {}).items()}}
+
+
 def substitute(text: str, values: dict[str, str]) -> str:
-    """``text`` with every ``{{ name }}`` of ``values`` written out, as the site shows it."""
-    return re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: values.get(m.group(1), m.group(0)), text)
+    """``text`` with every ``{{ expression }}`` written out, as MyST renders it (Jinja2)."""
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    return re.sub(r"\{\{(.+?)\}\}", lambda m: env.from_string(m.group(0)).render(values), text)
 
 
 def notebook_for(md: Path) -> nbformat.NotebookNode:
@@ -105,7 +118,7 @@ def notebook_for(md: Path) -> nbformat.NotebookNode:
     plus the install cell."""
     nb = jupytext.read(md)
     nb.cells = [c for c in nb.cells if not (c.cell_type == "code" and INSTALL_TAG in c.get("metadata", {}).get("tags", []))]
-    values = pages.substitutions(md.stem)
+    values = {**substitutions(), **pages.substitutions(md.stem)}
     for c in nb.cells:
         if c.cell_type == "markdown":
             c.source = substitute(c.source, values)
