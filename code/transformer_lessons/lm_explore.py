@@ -1,7 +1,7 @@
 """Write with the tiny language model from a notebook: the web page's prompt box in Python.
 
 On the book's web site the prompt box runs the trained model in the browser
-(``book/_site_extra/interactive/charlm.js``). In Binder and Colab :func:`explore_writing`
+(the page's script ``charlm.js``). In Binder and Colab :func:`explore_writing`
 gives the same controls (prompt, temperature, top-k, top-p, a Write button) as ipywidgets
 over the Python model; where ipywidgets is not installed it prints the text written
 with the arguments given, so the cell is a plain function call the reader edits.
