@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import torch
 from book_files import HTML, ROOT
-from test_browser import DESKTOP, PHONE, SCREENSHOTS, Tab, _foreign, axe_path, browser, run_axe  # noqa: F401
+from test_browser import DESKTOP, Tab, axe_path, browser, widget_sweep  # noqa: F401
 
 from transformer_lessons import language_model as lm
 from transformer_lessons.web_export import load_charlm
@@ -162,27 +162,7 @@ def test_offline_axe_and_screenshots_after_typing(tab, axe_path):  # noqa: F811
     page.fill("#charlm0-temp", "0.8")
     _write(tab, "The ")
     page.wait_for_function("() => document.querySelector('.charlm-message').textContent.startsWith('Wrote')", timeout=120_000)
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    box = page.locator("div.charlm")
-    problems = run_axe(tab, axe_path, "1280")
-    box.screenshot(path=str(SCREENSHOTS / "charlm-desktop-1280.png"))
-    tab.resize(PHONE)
-    problems += run_axe(tab, axe_path, "390")
-    box.screenshot(path=str(SCREENSHOTS / "charlm-phone-390.png"))
-    width = page.evaluate("() => document.documentElement.scrollWidth")
-    if width > PHONE["width"]:
-        problems.append(f"the page scrolls sideways at 390 px: {width} px wide")
-    tab.dark()
-    problems += run_axe(tab, axe_path, "390 dark")
-    box.screenshot(path=str(SCREENSHOTS / "charlm-phone-390-dark.png"))
-    tab.resize(DESKTOP)
-    problems += run_axe(tab, axe_path, "1280 dark")
-    if foreign := _foreign(tab.requests):
-        problems.append(f"requests to other hosts: {foreign}")
-    if tab.failed:
-        problems.append(f"failed requests: {tab.failed}")
-    if tab.errors:
-        problems.append(f"console errors: {tab.errors}")
+    problems = widget_sweep(tab, axe_path, "div.charlm", "charlm")
     assert any(u.endswith("/interactive/charlm/charlm.bin") for u in tab.requests)
     assert not problems, "\n".join(problems)
 

@@ -22,7 +22,7 @@ import re
 import numpy as np
 import pytest
 from book_files import HTML
-from test_browser import DESKTOP, PHONE, SCREENSHOTS, Tab, _foreign, axe_path, browser, run_axe  # noqa: F401
+from test_browser import DESKTOP, PHONE, Tab, axe_path, browser, widget_sweep  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
@@ -149,27 +149,7 @@ def test_offline_axe_and_screenshots_after_typing(tab, axe_path):  # noqa: F811
     page.fill("#minilm0-a", "The animal didn't cross the street because it was too tired.")
     page.fill("#minilm0-b", "The dog was too exhausted to walk across the road.")
     _click_and_wait(tab)
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    box = page.locator("div.minilm")
-    problems = run_axe(tab, axe_path, "1280")
-    box.screenshot(path=str(SCREENSHOTS / "minilm-desktop-1280.png"))
-    tab.resize(PHONE)
-    problems += run_axe(tab, axe_path, "390")
-    box.screenshot(path=str(SCREENSHOTS / "minilm-phone-390.png"))
-    width = page.evaluate("() => document.documentElement.scrollWidth")
-    if width > PHONE["width"]:
-        problems.append(f"the page scrolls sideways at 390 px: {width} px wide")
-    tab.dark()
-    problems += run_axe(tab, axe_path, "390 dark")
-    box.screenshot(path=str(SCREENSHOTS / "minilm-phone-390-dark.png"))
-    tab.resize(DESKTOP)
-    problems += run_axe(tab, axe_path, "1280 dark")
-    if foreign := _foreign(tab.requests):
-        problems.append(f"requests to other hosts: {foreign}")
-    if tab.failed:
-        problems.append(f"failed requests: {tab.failed}")
-    if tab.errors:
-        problems.append(f"console errors: {tab.errors}")
+    problems = widget_sweep(tab, axe_path, "div.minilm", "minilm")
     assert any(u.endswith("/interactive/minilm/minilm.bin") for u in tab.requests)
     assert not problems, "\n".join(problems)
 

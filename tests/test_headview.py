@@ -18,7 +18,7 @@ import re
 import pytest
 from bs4 import BeautifulSoup
 from book_files import ROOT, html_page
-from test_browser import DESKTOP, PHONE, Tab, _foreign, axe_path, browser, run_axe  # noqa: F401
+from test_browser import DESKTOP, PHONE, Tab, axe_path, browser, check_requests, run_axe  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
@@ -118,12 +118,7 @@ def test_offline_no_console_errors_and_axe_at_both_widths(tab, axe_path):  # noq
     if width > PHONE["width"]:
         problems.append(f"the page scrolls sideways at 390 px: {width} px wide")
     tab.resize(DESKTOP)
-    if foreign := _foreign(tab.requests):
-        problems.append(f"requests to other hosts: {foreign}")
-    if tab.failed:
-        problems.append(f"failed requests: {tab.failed}")
-    if tab.errors:
-        problems.append(f"console errors: {tab.errors}")
+    problems += check_requests(tab)
     assert any(u.endswith("/interactive/headview.js") for u in tab.requests)
     assert not problems, "\n".join(problems)
 
