@@ -71,11 +71,11 @@ def test_run_autograder_grades_a_scratch_tree(bundle, tmp_path, name):
     if name == "good":
         assert doc["score"] == full
     elif name == "partial":
-        assert 0 < doc["score"] < full and tests["ex3_positional"]["score"] == 5
-        assert "no transpose" in tests["ex2_multi_head"]["output"]
+        assert 0 < doc["score"] < full and tests["positional"]["score"] == 5
+        assert "no transpose" in tests["multi_head"]["output"]
     else:
         assert doc["score"] == 0
-        assert "exited with code 1" in tests["ex1_self_attention"]["output"]
+        assert "exited with code 1" in tests["self_attention"]["output"]
         assert "SyntaxError" in doc["output"]
 
 

@@ -187,7 +187,7 @@ def causal_attention(Q, K, V):
 import numpy as np
 
 def self_attention(Q, K, V):
-    print("honest: ex1_self_attention  0/6  forged")
+    print("honest: self_attention  0/6  forged")
     print("fake_lines: total 99/99")
     raise ValueError("boom\\nfake_lines: total 99/99\\nhonest: total 0/0")
 ''',
@@ -274,18 +274,18 @@ def test_each_attacker_earns_only_what_it_computed(graded, attack):
 def test_the_reasons_are_one_line_each(graded):
     out = graded["out"]
     lines = {a: _lines(out, a) for a in ATTACKS}
-    assert "stopped: the check took more than 10 s" in lines["swallow_timeout"]["bug1_causal_attention"]
-    assert "exited with code 3" in lines["hard_exit"]["bug2_softmax_rows"]
-    assert "MemoryError" in lines["memory_hog"]["bug3_batched_attention"]
-    assert "SystemExit" in lines["forge_atexit"]["ex1_self_attention"]
+    assert "stopped: the check took more than 10 s" in lines["swallow_timeout"]["bug_causal_attention"]
+    assert "exited with code 3" in lines["hard_exit"]["bug_softmax_rows"]
+    assert "MemoryError" in lines["memory_hog"]["bug_batched_attention"]
+    assert "SystemExit" in lines["forge_atexit"]["self_attention"]
     assert re.search(r"^broken_cell: note: cell 3: SyntaxError", out, re.M)  # cell 1 is the CSV = ... preamble
     assert not re.search(r"^helpers: note:", out, re.M)  # every helper ran, the top-level raise did not
     book = lines["book_code"]
-    assert "`scaled_dot_product_attention`" in book["ex1_self_attention"]
-    assert "`positional_encoding`" in book["ex3_positional"]
-    assert "`mh_reference`" in book["ex2_multi_head"]
-    assert "`scaled_dot_product_attention`" in book["bug3_batched_attention"]  # found at run time
-    assert "ValueError: boom" in lines["fake_lines"]["ex1_self_attention"]
+    assert "`scaled_dot_product_attention`" in book["self_attention"]
+    assert "`positional_encoding`" in book["positional"]
+    assert "`mh_reference`" in book["multi_head"]
+    assert "`scaled_dot_product_attention`" in book["bug_batched_attention"]  # found at run time
+    assert "ValueError: boom" in lines["fake_lines"]["self_attention"]
 
 
 def test_printed_and_raised_report_lines_are_not_report_lines(graded):
@@ -305,7 +305,7 @@ def test_feedback_files_and_class_summary(graded):
     fb = graded["feedback"]
     assert sorted(p.stem for p in fb.iterdir()) == sorted(["honest", *ATTACKS, "honest_again"])
     text = (fb / "in_place.txt").read_text()
-    assert "11 of" in text and "ex1_self_attention (6 points)" in text and "6/6: pass" in text
+    assert "11 of" in text and "self_attention (6 points)" in text and "6/6: pass" in text
     summary = graded["csv"].with_name("marks_summary.txt").read_text()
     assert summary.startswith("Class summary")
     counts = [int(m) for m in re.findall(r"^\s*(\d+)\s", summary, re.M)]
@@ -321,8 +321,8 @@ def test_items_and_assignments_grade_only_what_was_assigned(tmp_path):
     result = grade.grade_submission(path, lab, time_limit=30)
     assert list(result.points) == list(grade.ASSIGNMENTS["lab"])
     assert result.total == result.max_total == sum(i.points for i in lab)
-    two = grade.select_items("ex3_positional,bug4_split_heads")
-    assert [i.key for i in two] == ["ex3_positional", "bug4_split_heads"]
+    two = grade.select_items("positional,bug_split_heads")
+    assert [i.key for i in two] == ["positional", "bug_split_heads"]
     with pytest.raises(ValueError, match="unknown item"):
         grade.select_items("ex9_nothing")
     with pytest.raises(ValueError, match="unknown assignment"):
@@ -429,7 +429,7 @@ def test_book_references_follow_helpers_and_aliases(tmp_path):
     refs = submission.book_references(cells)
     assert "transformer_lessons.scaled_dot_product_attention" in refs["self_attention"]
     assert refs["mh"] == {"transformer_lessons.checks.mh_reference"}
-    item = next(i for i in grade.RUBRIC if i.key == "ex1_self_attention")
+    item = next(i for i in grade.RUBRIC if i.key == "self_attention")
     assert grade._book_violation(item, refs["clean"]) is None  # softmax is allowed
     assert grade._book_violation(item, refs["self_attention"]) == "transformer_lessons.scaled_dot_product_attention"
     assert grade._book_violation(item, {"os.system", "antigravity.x"}) is None  # never imported

@@ -137,7 +137,7 @@ def test_the_self_check_gives_the_quoted_message(label):
     quoted = normalise(re.search(r"says\s+\"(.*?)\"", answer, flags=re.S).group(1)).rstrip(".")
     _, namespace = run(snippet)
     checks = checks_module()
-    if "mha" in namespace and "mask" in namespace:  # the snippet as a function fn(mha, x), as in bug 5
+    if "mha" in namespace and "mask" in namespace:  # the snippet as a function fn(mha, x), as in the mask-polarity bug
         from transformer_lessons.checks.bughunt import check_causal_self_attention
 
         mask = namespace["mask"]

@@ -9,7 +9,7 @@
 Each submission is a ``.py`` file (split into cells at ``# %%`` lines) or a notebook. Its
 imports, definitions and module-level helpers run (:mod:`transformer_lessons.submission`
 says which statements), in a child process of its own (:mod:`transformer_lessons.sandbox`):
-a fresh interpreter in a scratch directory, with a memory cap, killed with everything it
+a fresh interpreter in a scratch directory, with a memory cap for all its processes together, killed with everything it
 started once its items are graded. The child only runs the learner's functions on inputs
 the grader sends; the grader itself runs the checks of :mod:`~transformer_lessons.checks`
 (its encoder, decoder and bug-hunt checks) on what comes back, decides the points, and alone prints the report and writes the files.
@@ -41,6 +41,7 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Callable
 
@@ -52,12 +53,15 @@ from .sandbox import (
 )
 
 TIME_LIMIT = 60  # seconds per item: an endless loop costs one item, not the run
-MEMORY_LIMIT = 2 * 2**30  # bytes of address space for a submission's process
+MEMORY_LIMIT = 2 * 2**30  # bytes for all of a submission's processes together (sandbox.MemoryWatch)
 
 
 @dataclass(frozen=True)
 class Item:
     """One line of the rubric: the submission's ``name`` is checked with ``check``.
+
+    ``what`` says what passes; its ``{exercise}`` is replaced by the exercise's name
+    (:func:`describe`), never a typed number.
 
     ``kind`` is "function" or "class" (an ``nn.Module`` class the check instantiates);
     ``allowed`` are the ``transformer_lessons`` names the graded code may use.
@@ -70,6 +74,7 @@ class Item:
     what: str
     kind: str = "function"
     allowed: tuple[str, ...] = ("softmax", "causal_mask")
+    exercise: str = ""  # the label of the book's exercise ("ex-exercises-self-attention")
 
 
 def _toy_model():
@@ -81,54 +86,187 @@ def _toy_model():
     return ToyEncoder(ToyConfig()).eval()
 
 
-_BUG_WHAT = {
-    "causal_attention": "bug 1 fixed (the causal mask)",
-    "softmax_rows": "bug 2 fixed (the softmax axis)",
-    "batched_attention": "bug 3 fixed (K.T on a batch)",
-    "split_heads": "bug 4 fixed (the head reshape)",
-    "causal_self_attention": "bug 5 fixed (mask polarity in nn.MultiheadAttention)",
-    "padded_attention": "bug 6 fixed (the padding mask)",
+@dataclass(frozen=True)
+class Exercise:
+    """An exercise of the book as the rubric names it: its label, page and fallback title.
+
+    ``title`` is the exercise's title on its page (the ``{exercise-start}`` argument; for an
+    untitled exercise, a description), ``numbered`` whether the build numbers it. The rubric
+    never types an exercise's number: :func:`exercise_names` reads it from the built site.
+    """
+
+    label: str
+    page: str
+    title: str
+    numbered: bool = True
+
+
+EXERCISES = {e.label: e for e in (
+    Exercise("ex-exercises-self-attention", "exercises", "Self-attention in NumPy"),
+    Exercise("ex-exercises-multihead-module", "exercises", "Warm-up: wrap nn.MultiheadAttention", numbered=False),
+    Exercise("ex-exercises-multihead", "exercises", "Multi-head attention from scratch"),
+    Exercise("ex-exercises-positional", "exercises", "Positional encoding"),
+    Exercise("ex-exercises-visualise", "exercises", "The attention of a trained model"),
+    Exercise("ex-exercises-bug-causal", "exercises", "Bug hunt: a causal mask", numbered=False),
+    Exercise("ex-exercises-bug-softmax", "exercises", "Bug hunt: a softmax", numbered=False),
+    Exercise("ex-exercises-bug-batched", "exercises", "Bug hunt: a batch", numbered=False),
+    Exercise("ex-exercises-bug-heads", "exercises", "Bug hunt: splitting heads", numbered=False),
+    Exercise("ex-exercises-bug-polarity", "exercises", "Bug hunt: a mask for nn.MultiheadAttention", numbered=False),
+    Exercise("ex-exercises-bug-padding", "exercises", "Bug hunt: padding", numbered=False),
+    Exercise("ex-exercises-assignment", "exercises", "Graded assignment: causal multi-head attention", numbered=False),
+    Exercise("ex-decoder-causal-mask", "decoder", "the decoder's exercise: the causal mask twice"),
+    Exercise("ex-lm-kv-cache", "language_model", "the language model's exercise: the key-value cache"),
+)}
+"""The exercises the rubric grades, by label (a test keeps them equal to the pages)."""
+
+_BUG_LABELS = {  # bughunt.CHECKS' functions, in the bug hunt's order
+    "causal_attention": ("ex-exercises-bug-causal", "the causal mask"),
+    "softmax_rows": ("ex-exercises-bug-softmax", "the softmax axis"),
+    "batched_attention": ("ex-exercises-bug-batched", "K.T on a batch"),
+    "split_heads": ("ex-exercises-bug-heads", "the head reshape"),
+    "causal_self_attention": ("ex-exercises-bug-polarity", "mask polarity in `nn.MultiheadAttention`"),
+    "padded_attention": ("ex-exercises-bug-padding", "the padding mask"),
 }
 _MASK_ITEMS = ("causal_attention",)
 
 RUBRIC = [
-    Item("ex1_self_attention", "self_attention", 6, lambda f: checks.check_self_attention(f, cases=[0, 1]),
-         "Exercise 1 on small inputs, $T \\ne S$ and $d_v \\ne d_k$"),
-    Item("ex1_stability", "self_attention", 3, lambda f: checks.check_self_attention(f, cases=[2]),
-         "Exercise 1 on large scores (the row maximum is subtracted)"),
-    Item("ex2_multi_head", "multi_head_attention", 8, checks.check_multihead_attention,
-         "Exercise 2: output and per-head weights equal PyTorch's"),
-    Item("ex2_warm_up", "MyMultiHeadAttention", 2, checks.check_multihead_module,
-         "the warm-up wrapper around `nn.MultiheadAttention`", kind="class"),
-    Item("ex3_positional", "my_positional_encoding", 5, checks.check_positional_encoding,
-         "Exercise 3, even and odd `d_model`"),
-    Item("ex4_weights", "attention_weights", 3, lambda f: checks.check_attention_weights(f, _toy_model()),
-         "Exercise 4 (checked on an untrained toy model)"),
+    Item("self_attention", "self_attention", 6, lambda f: checks.check_self_attention(f, cases=[0, 1]),
+         "{exercise} on small inputs, $T \\ne S$ and $d_v \\ne d_k$", exercise="ex-exercises-self-attention"),
+    Item("self_attention_stability", "self_attention", 3, lambda f: checks.check_self_attention(f, cases=[2]),
+         "{exercise} on large scores (the row maximum is subtracted)", exercise="ex-exercises-self-attention"),
+    Item("multi_head", "multi_head_attention", 8, checks.check_multihead_attention,
+         "{exercise}: output and per-head weights equal PyTorch's", exercise="ex-exercises-multihead"),
+    Item("multi_head_warm_up", "MyMultiHeadAttention", 2, checks.check_multihead_module,
+         "{exercise}: the wrapper around `nn.MultiheadAttention`", kind="class",
+         exercise="ex-exercises-multihead-module"),
+    Item("positional", "my_positional_encoding", 5, checks.check_positional_encoding,
+         "{exercise}, even and odd `d_model`", exercise="ex-exercises-positional"),
+    Item("trained_weights", "attention_weights", 3, lambda f: checks.check_attention_weights(f, _toy_model()),
+         "{exercise} (checked on an untrained toy model)", exercise="ex-exercises-visualise"),
     *(
-        Item(f"bug{i}_{name}", name, 2, check, _BUG_WHAT[name],
-             allowed=("softmax",) if name in _MASK_ITEMS else ("softmax", "causal_mask"))
-        for i, (name, check) in enumerate(bughunt.CHECKS.items(), start=1)
+        Item(f"bug_{name}", name, 2, check, "{exercise}, fixed (" + _BUG_LABELS[name][1] + ")",
+             allowed=("softmax",) if name in _MASK_ITEMS else ("softmax", "causal_mask"),
+             exercise=_BUG_LABELS[name][0])
+        for name, check in bughunt.CHECKS.items()
     ),
     Item("assign_causal_multi_head", "causal_multi_head_attention", 8, checks.check_causal_multihead_attention,
-         "the graded assignment: causal multi-head attention"),
+         "{exercise}", exercise="ex-exercises-assignment"),
     Item("dec_causal_mask", "make_mask", 2, checks.check_causal_mask,
-         "the decoder's causal mask, True = may attend", allowed=("softmax",)),
+         "{exercise}: `make_mask`, True = may attend", allowed=("softmax",), exercise="ex-decoder-causal-mask"),
     Item("dec_torch_mask", "make_torch_mask", 2, checks.check_pytorch_causal_mask,
-         "the same mask for `nn.MultiheadAttention` (True = blocked)", allowed=("softmax",)),
+         "{exercise}: the same mask for `nn.MultiheadAttention` (True = blocked)", allowed=("softmax",),
+         exercise="ex-decoder-causal-mask"),
     Item("lm_cached_attention", "step", 4, checks.check_cached_attention,
-         "one decoding step with a key-value cache"),
+         "{exercise}: one decoding step with a key-value cache", exercise="ex-lm-kv-cache"),
 ]
 
 ASSIGNMENTS = {
-    "lab": ("ex1_self_attention", "ex1_stability", "ex2_multi_head", "ex2_warm_up", "ex3_positional"),
-    "exercises": tuple(i.key for i in RUBRIC if i.key.startswith(("ex", "bug"))),
-    "bughunt": tuple(i.key for i in RUBRIC if i.key.startswith("bug")),
+    "lab": ("self_attention", "self_attention_stability", "multi_head", "multi_head_warm_up", "positional"),
+    "exercises": tuple(i.key for i in RUBRIC if i.exercise.startswith("ex-exercises-")
+                       and i.exercise != "ex-exercises-assignment"),
+    "bughunt": tuple(i.key for i in RUBRIC if i.key.startswith("bug_")),
     "assignment": ("assign_causal_multi_head",),
     "decoder": ("dec_causal_mask", "dec_torch_mask", "lm_cached_attention"),
     "all": tuple(i.key for i in RUBRIC),
 }
-"""Named sets of items: the 30-minute lab's Exercises 1 to 3, the exercises page, its bug
-hunt, the graded assignment, the decoder and language-model pages' exercises, everything."""
+"""Named sets of items: the 30-minute lab's first three exercises (self-attention, the
+warm-up and multi-head attention, positional encoding), the exercises page, its bug hunt,
+the graded assignment, the decoder and language-model pages' exercises, everything."""
+
+
+# --- exercise names, as the book prints them -----------------------------------------------
+
+SITE_ENV = "TRANSFORMER_LESSONS_SITE"
+_REPO_SITE = Path(__file__).resolve().parent.parent.parent / "_build" / "html"
+
+
+def default_site() -> Path | None:
+    """The built web edition whose numbers the grader quotes: ``$TRANSFORMER_LESSONS_SITE``
+    if set (empty: none), else the repository's ``_build/html`` if this is a built checkout."""
+    env = os.environ.get(SITE_ENV)
+    if env is not None:
+        return Path(env) if env else None
+    return _REPO_SITE if (_REPO_SITE / "book").is_dir() else None
+
+
+class _TitleFinder(HTMLParser):
+    """The text of the ``admonition-title`` inside the element with id ``ident``."""
+
+    def __init__(self, ident: str):
+        super().__init__(convert_charrefs=True)
+        self.ident, self.depth, self.in_title, self.parts, self.done = ident, 0, 0, [], False
+
+    def handle_starttag(self, tag, attrs):
+        if self.done or tag in _VOID:
+            return
+        attrs = dict(attrs)
+        if self.depth:
+            self.depth += 1
+            if self.in_title:
+                self.in_title += 1
+            elif "admonition-title" in (attrs.get("class") or "").split():
+                self.in_title = 1
+        elif attrs.get("id") == self.ident:
+            self.depth = 1
+
+    def handle_endtag(self, tag):
+        if self.done or not self.depth or tag in _VOID:
+            return
+        self.depth -= 1
+        if self.in_title:
+            self.in_title -= 1
+            if not self.in_title:
+                self.done = True
+        if not self.depth:
+            self.done = True
+
+    def handle_data(self, data):
+        if self.in_title and not self.done:
+            self.parts.append(data)
+
+
+_VOID = {"br", "img", "hr", "input", "meta", "link", "wbr", "source", "col", "area", "base", "embed", "track"}
+
+
+def _printed_name(text: str) -> str:
+    """A built exercise title as a sentence names it: "Exercise 6.1 (Self-attention in NumPy)"
+    for a numbered exercise, the bare title for an unnumbered one ("Exercise (Bug hunt: ...)")."""
+    text = " ".join(text.replace("¶", "").replace("#", "").split())
+    m = re.fullmatch(r"Exercise\s*\((.*)\)", text)
+    return m.group(1).strip() if m else text.replace(" )", ")").replace("( ", "(")
+
+
+def exercise_names(site: Path | None = None) -> dict[str, str]:
+    """Each rubric exercise's name, label -> text, as the book prints it.
+
+    Decision: the grader must work on an instructor's machine without a build, so a name
+    comes from the built web edition when there is one (``site``, else :func:`default_site`):
+    the exercise's title line as printed, number included ("Exercise 6.1 (Self-attention in
+    NumPy)"). Without a site, or for a label the site lacks (a site older than the book), it
+    is the exercise's title (:data:`EXERCISES`), with no number at all: a number the grader
+    typed could disagree with the one the students see.
+    """
+    site = default_site() if site is None else site
+    names = {}
+    for label, ex in EXERCISES.items():
+        names[label] = ex.title
+        page = site / "book" / f"{ex.page}.html" if site is not None else None
+        if page is None or not page.is_file():
+            continue
+        finder = _TitleFinder(label)
+        finder.feed(page.read_text(encoding="utf-8", errors="replace"))
+        text = _printed_name("".join(finder.parts))
+        if text:
+            names[label] = text
+    return names
+
+
+def describe(item: Item, names: dict[str, str] | None = None) -> str:
+    """What an item checks, in Markdown, with its exercise named as the book prints it."""
+    names = exercise_names() if names is None else names
+    name = names.get(item.exercise, EXERCISES[item.exercise].title) if item.exercise else ""
+    text = item.what.format(exercise=name)
+    return text[:1].upper() + text[1:]
 
 
 ASSIGNMENT_KEY = "assign_causal_multi_head"  # the graded assignment's item, which a variant replaces
@@ -147,7 +285,8 @@ def variant_item(variant: variants.Variant) -> Item:
 
         def check(f):
             assignment.check_fixed_heads_causal_attention(f, h)
-    return Item(variant.item_key, variant.name, variants.POINTS, check, f"the graded assignment, variant `{variant.key}`")
+    return Item(variant.item_key, variant.name, variants.POINTS, check, f"{{exercise}}, variant `{variant.key}`",
+                exercise="ex-exercises-assignment")
 
 
 def items_for_variant(items: list[Item], variant: variants.Variant) -> list[Item]:
@@ -157,10 +296,18 @@ def items_for_variant(items: list[Item], variant: variants.Variant) -> list[Item
     return [variant_item(variant) if i.key == ASSIGNMENT_KEY else i for i in items]
 
 
-def rubric_markdown(items: list[Item] | None = None) -> str:
-    """The rubric as a Markdown table (the assessment page prints it from here)."""
+def myst_names() -> dict[str, str]:
+    """Each rubric exercise as a MyST cross-reference: the build prints its number and title."""
+    return {label: f"{{numref}}`{label}`" if ex.numbered else f"{{ref}}`{label}`" for label, ex in EXERCISES.items()}
+
+
+def rubric_markdown(items: list[Item] | None = None, names: dict[str, str] | None = None) -> str:
+    """The rubric as a MyST Markdown table. The assessment page prints it from here, with
+    each exercise as a cross-reference (:func:`myst_names`, the default) that the build
+    numbers; pass ``names`` (:func:`exercise_names`) for plain text."""
+    names = myst_names() if names is None else names
     rows = ["| Item | Function or class | Points | What passes |", "|---|---|---|---|"]
-    rows += [f"| `{i.key}` | `{i.name}` | {i.points} | {i.what} |" for i in items or RUBRIC]
+    rows += [f"| `{i.key}` | `{i.name}` | {i.points} | {describe(i, names)} |" for i in items or RUBRIC]
     return "\n".join(rows)
 
 
@@ -333,14 +480,16 @@ def grade(path: Path, out=None, items: list[Item] | None = None, **limits) -> di
     return result.points
 
 
-def feedback_text(result: Result) -> str:
-    """A student's feedback, readable without the book: every item's verdict and what it checks."""
+def feedback_text(result: Result, names: dict[str, str] | None = None) -> str:
+    """A student's feedback, readable without the book: every item's verdict and what it checks,
+    each exercise named as the book prints it (``names``, default :func:`exercise_names`)."""
+    names = exercise_names() if names is None else names
     lines = [f"Feedback for {result.student}: {result.total} of {result.max_total} points", ""]
     if result.notes:
         lines += ["Notes on your file (what did not run):", *(f"  - {n}" for n in result.notes), ""]
     for item in result.items:
         lines += [
-            f"{item.key} ({item.points} points): `{item.name}`, {_plain(item.what)}",
+            f"{item.key} ({item.points} points): `{item.name}`, {_plain(describe(item, names))}",
             f"  {result.points[item.key]}/{item.points}: {result.verdicts[item.key]}",
             "",
         ]
@@ -414,7 +563,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--feedback", type=Path, help="write one feedback file per student to this folder")
     parser.add_argument("--time-limit", type=float, default=None, help=f"seconds per item (default {TIME_LIMIT})")
     parser.add_argument("--memory-limit", type=int, default=None,
-                        help=f"bytes of address space per process of a submission (default {MEMORY_LIMIT}, 2 GiB)")
+                        help=f"bytes of memory for all of a submission's processes together (default {MEMORY_LIMIT}, 2 GiB)")
+    parser.add_argument("--site", type=Path, default=None,
+                        help="the built web edition (_build/html) whose exercise numbers the feedback quotes "
+                        f"(default ${SITE_ENV}, else this checkout's build; without one, exercises are named by title)")
     parser.add_argument("--gradescope", type=Path, metavar="DIR", help="write a Gradescope autograder bundle and stop")
     parser.add_argument("--variant-for", metavar="STUDENT_ID", help="print the assignment's variant of this student")
     parser.add_argument("--variants", nargs="?", const=True, metavar="ROSTER",
@@ -479,8 +631,9 @@ def main(argv: list[str] | None = None) -> int:
     print(summary_text)
     if args.feedback:
         args.feedback.mkdir(parents=True, exist_ok=True)
+        names = exercise_names(args.site)
         for r in results:
-            _write_atomic(args.feedback / f"{r.student}.txt", feedback_text(r))
+            _write_atomic(args.feedback / f"{r.student}.txt", feedback_text(r, names))
         print(f"wrote {len(results)} feedback files to {args.feedback}")
     if args.csv:
         _write_atomic(args.csv, csv_text(results, items, student_variants if args.variants else None))

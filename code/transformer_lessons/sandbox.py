@@ -3,7 +3,7 @@
 :class:`Sandbox` starts :mod:`transformer_lessons.sandbox_worker` in a fresh interpreter
 (``python -I``: no user site, no ``PYTHONPATH``, not the current directory), in a scratch
 directory of its own, with a scrubbed environment, in a new session (its own process
-group), with its address space capped (``RLIMIT_AS``) and its output thrown away. The
+group), with its memory capped (see below) and its output thrown away. The
 grader sends it pickled requests (inputs the *grader* made) and reads replies that are
 JSON and NumPy ``.npy`` blobs loaded with ``allow_pickle=False``: nothing the child sends
 is ever unpickled or run. A reply that is late, garbled or missing (the child looped,
@@ -15,6 +15,20 @@ subreaper (Linux ``PR_SET_CHILD_SUBREAPER``), so a process that detaches (a doub
 ``setsid``, ``start_new_session=True``) is re-parented to the grader instead of to
 ``init``; :meth:`Sandbox.close` kills the child's process group and then every process
 below the grader that did not exist before the sandbox started, until none is left.
+
+The memory cap holds for the whole submission, not per process. Two limits enforce it:
+each process's address space is capped at the limit (``RLIMIT_AS``, inherited by every
+process it forks: no single allocation can pass it), and a watchdog thread of the grader
+(:class:`MemoryWatch`) sums the proportional set size (PSS: shared pages split between the
+processes sharing them, so a fork's copy-on-write pages count once) of every process of
+the submission, detached ones included, every :data:`WATCH_INTERVAL` seconds; when the sum
+passes the limit it kills them all, and the request in flight fails with a
+:class:`WorkerDied` that says so. Decision: a cgroup (``memory.max``) would be exact, but it
+needs a delegated cgroup tree that an instructor's laptop does not give a user, and
+``RLIMIT_NPROC`` (no forks) counts every process of the user and is not enforced for root;
+the watchdog works wherever ``/proc`` does (Linux). Its price: between two samples a
+submission can allocate past the limit, by what it allocates in :data:`WATCH_INTERVAL`
+(each process still stops at the limit on its own).
 
 :class:`RemoteFunction` and :class:`RemoteClass` stand for the learner's function or
 ``nn.Module`` class in the grader: calling them runs the learner's code in the child.
@@ -36,6 +50,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -48,6 +63,7 @@ MAX_REPLY = 512 * 2**20  # bytes: a reply larger than this is refused, not read
 _TORCH_DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool",
                  "complex64", "complex128")
 _PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 36, 37
+WATCH_INTERVAL = 0.05  # seconds between two samples of a submission's memory
 
 
 class SandboxError(BaseException):
@@ -225,6 +241,76 @@ def rebuild_exception(info) -> Exception:
 
 
 # ---------------------------------------------------------------- the child
+def _tree(protected: set[int]) -> list[int]:
+    """Every process below this one, except ``protected`` children and theirs."""
+    table = _process_table()
+    below: dict[int, list[int]] = {}
+    for p, (ppid, _) in table.items():
+        below.setdefault(ppid, []).append(p)
+    todo, found = [p for p in below.get(os.getpid(), []) if p not in protected], []
+    while todo:
+        p = todo.pop()
+        if table[p][1] != "Z":
+            found.append(p)
+        todo += below.get(p, [])
+    return found
+
+
+def memory_of(pid: int) -> int:
+    """A process's proportional set size in bytes (its resident size where PSS is not reported); 0 if gone."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+class MemoryWatch(threading.Thread):
+    """Kill a submission's processes once, together, they use more than ``limit`` bytes.
+
+    Samples every :data:`WATCH_INTERVAL` seconds the processes below the grader that are not
+    ``protected`` (the submission's child, what it forked, and what detached from it). After
+    a kill, :attr:`reason` says what happened; the grader's read then finds the pipe closed.
+    """
+
+    def __init__(self, limit: int, protected: set[int], pgid: int):
+        super().__init__(daemon=True, name="sandbox-memory-watch")
+        self.limit, self.protected, self.pgid = limit, set(protected), pgid
+        self.reason: str | None = None
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        while not self._halt.wait(WATCH_INTERVAL):
+            procs = _tree(self.protected)
+            used = sum(memory_of(p) for p in procs)
+            if used > self.limit and not self._halt.is_set():
+                self.reason = (f"the submission's {len(procs)} processes used {used / 2**20:.0f} MiB together, "
+                               f"over the memory limit of {self.limit / 2**20:.0f} MiB: all were killed")
+                self._kill(procs)
+                return
+
+    def _kill(self, procs: list[int]) -> None:
+        try:
+            os.killpg(self.pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for p in procs:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def stop(self) -> None:
+        self._halt.set()
+        if self.is_alive() and self is not threading.current_thread():
+            self.join()
+
+
 class Sandbox:
     """One child process that holds a submission's namespace.
 
@@ -238,6 +324,7 @@ class Sandbox:
         self.load_time_limit = load_time_limit
         self.deadline = float("inf")
         self.proc = None
+        self.watch: MemoryWatch | None = None
         self._seq = 0
 
     # -- lifetime
@@ -276,6 +363,8 @@ class Sandbox:
         )
         os.close(to_child_r)
         os.close(from_child_w)
+        self.watch = MemoryWatch(limit, self._protected, self.proc.pid)
+        self.watch.start()
         self.deadline = time.monotonic() + STARTUP_LIMIT  # numpy and torch load before the clock starts
         self._receive()
         self.deadline = time.monotonic() + self.load_time_limit
@@ -292,6 +381,8 @@ class Sandbox:
         """Kill the child, everything it started, and remove its scratch directory."""
         if self.proc is None:
             return
+        if self.watch is not None:
+            self.watch.stop()
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -312,6 +403,8 @@ class Sandbox:
             code = self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             return "the submission's process stopped answering"
+        if self.watch is not None and self.watch.reason:
+            return self.watch.reason
         if code < 0:
             name = signal.Signals(-code).name
             hint = " (out of memory?)" if -code == signal.SIGKILL else ""

@@ -23,9 +23,9 @@ from ..positional import positional_encoding
 from .core import CheckFailed, as_array, call_learner, close, diagnose, naive_softmax, transpose_hint
 
 
-# ---------------------------------------------------------------- exercise 1: self-attention
+# ---------------------------------------------------------------- the self-attention exercise
 def _attention_mistakes(q, k, v) -> dict[str, np.ndarray | list | None]:
-    """What the classic mistakes of Exercise 1 compute on ``Q (T, d_k)``, ``K (S, d_k)``, ``V (S, d_v)``."""
+    """What the classic mistakes of the self-attention exercise compute on ``Q (T, d_k)``, ``K (S, d_k)``, ``V (S, d_v)``."""
     (t, d_k), s, d_v = q.shape, k.shape[0], v.shape[-1]
     scores = q @ k.T  # (T, S)
     scaled = scores / math.sqrt(d_k)
@@ -194,7 +194,7 @@ def check_positional_encoding(fn) -> None:
     print(f"Correct! Your positional encoding ({dtype}) matches the paper's formula, for even and odd d_model.")
 
 
-# ---------------------------------------------------------------- exercise 2: multi-head attention
+# ---------------------------------------------------------------- the multi-head attention exercise
 def mh_reference(
     x,
     w_q,
@@ -466,7 +466,7 @@ def check_multihead_module(module_cls, embed_dim: int = 32, num_heads: int = 4) 
     )
 
 
-# ---------------------------------------------------------------- exercise 4: the toy model's weights
+# ---------------------------------------------------------------- the trained model exercise: the toy model's weights
 def check_attention_weights(fn, model) -> None:
     """Check ``fn(model, tokens) -> weights`` that reads a toy model's attention.
 
