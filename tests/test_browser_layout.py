@@ -6,6 +6,8 @@
   it checks that text is 9 px tall (its natural width, or the column's
   ``plots.PHONE_CONTENT_PX`` when narrower), and text drawn by the interactive figures
   (SVG in the page) is at least 9 px.
+* At 390 px, in both themes, every SVG diagram fills its box: the box's proportions are
+  the drawing's (its viewBox), so no empty bands letterbox it when the column narrows it.
 * Captions: the text colour against the background actually behind it (the first opaque
   ancestor background, with semi-transparent ones composited) is at least 4.5:1 (WCAG AA
   for body text), in the light and in the dark theme.
@@ -118,6 +120,58 @@ def test_figures_are_shown_at_the_width_the_text_sizes_assume(site, tab, toc_fil
         for t in found["svg_text"]:
             if t["px"] < plots.MIN_PHONE_TEXT_PX - 0.05:
                 problems.append(f"{doc}: SVG text {t['text']!r} is {t['px']:.1f} px")
+    assert not problems, "\n".join(problems)
+
+
+SVG_BOXES_JS = """async () => {
+  const out = [];
+  for (const img of document.querySelectorAll('article img')) {
+    const src = img.currentSrc || img.src;
+    if (!/\\.svg$/i.test(new URL(src).pathname) || !img.checkVisibility()) continue;
+    const text = await (await fetch(src)).text();
+    const vb = text.match(/<svg[^>]*\\sviewBox="([^"]+)"/);
+    const box = img.getBoundingClientRect();
+    out.push({src: src.slice(-50), viewBox: vb ? vb[1].trim().split(/[\\s,]+/).map(Number) : null,
+              width: box.width, height: box.height, complete: img.complete && img.naturalWidth > 0});
+  }
+  return out; }"""
+
+
+def letterbox_problems(doc: str, boxes: list[dict], tolerance: float = 0.01) -> list[str]:
+    """An SVG image whose box's height/width differs from its viewBox's by more than ``tolerance``."""
+    problems = []
+    for b in boxes:
+        if not b["viewBox"] or b["width"] <= 0:
+            problems.append(f"{doc}: {b['src']}: no viewBox or an empty box")
+            continue
+        drawn = b["viewBox"][3] / b["viewBox"][2]
+        shown = b["height"] / b["width"]
+        if abs(shown / drawn - 1) > tolerance:
+            problems.append(f"{doc}: {b['src']}: box {b['width']:.0f}x{b['height']:.0f} px has the proportions "
+                            f"{shown:.3f}, the drawing {drawn:.3f} (empty bands)")
+    return problems
+
+
+def test_letterbox_check_can_fail():
+    drawing = {"src": "d.svg", "viewBox": [0, 0, 374.4, 528.984], "complete": True}
+    assert letterbox_problems("p", [{**drawing, "width": 358, "height": 705}])  # the fixed height kept
+    assert not letterbox_problems("p", [{**drawing, "width": 358, "height": 358 * 528.984 / 374.4}])
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_svg_diagrams_fill_their_box_at_phone_width(site, tab, toc_files, theme):
+    problems, seen = [], 0
+    for doc in toc_files:
+        if ".svg" not in html_page(doc).read_text().replace("logo_binder.svg", ""):
+            continue
+        tab.open(f"{site}/{doc}.html", viewport=PHONE)
+        if theme == "dark":
+            tab.dark()
+        boxes = [b for b in tab.page.evaluate(SVG_BOXES_JS) if "logo" not in b["src"]]
+        seen += len(boxes)
+        problems += letterbox_problems(doc, boxes)
+        problems += [f"{doc}: {b['src']} did not load" for b in boxes if not b["complete"]]
+    assert seen, "no SVG diagram found"
     assert not problems, "\n".join(problems)
 
 

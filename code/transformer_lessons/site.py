@@ -89,6 +89,18 @@ def _svg_size_px(svg: str) -> tuple[str, str] | None:
     return tuple(str(round(float(m.group(1)) * 4 / 3)) for m in found)
 
 
+def _fluid_size(width: str, height: str) -> tuple[str, str]:
+    """An image node's ``width`` and ``height`` for a diagram that keeps its proportions.
+
+    docutils writes them as the ``<img>``'s inline style, which a stylesheet's
+    ``height: auto`` cannot override: on a phone, ``max-width: 100%`` narrowed the box and
+    the fixed height stayed, so the SVG sat letterboxed between empty bands. The height is
+    therefore ``auto`` with the CSS ``aspect-ratio`` of the drawing: the box is reserved at
+    its final size before the image loads (no layout shift) and scales with the column.
+    """
+    return f"{width}px", f"auto; aspect-ratio: {width} / {height}"
+
+
 class _Renderer:
     """A myst-nb output renderer (its documented plug-in interface) for one :attr:`MIME`
     type on the HTML builder; other builders do not list the type and take the PNG."""
@@ -127,8 +139,8 @@ class ThemedImages(_Renderer):
             size = _svg_size_px(content[theme]) if content["mime"] == "image/svg+xml" else None
             for node in renderer.render_image(_part(data, content["mime"], content[theme])):
                 node["classes"] = list(node.get("classes", [])) + [f"only-{theme}"]
-                if size:  # Sphinx writes these as the <img>'s width and height: no layout shift on load
-                    node["width"], node["height"] = size
+                if size:
+                    node["width"], node["height"] = _fluid_size(*size)
                 box.append(node)
         return [box]
 
