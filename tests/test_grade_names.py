@@ -107,3 +107,17 @@ def test_feedback_names_the_printed_exercise(tmp_path):
         assert result.returncode == 0, result.stderr
         text = (out / "student.txt").read_text()
         assert f"positional (5 points): `my_positional_encoding`, {expected}" in text, text
+
+
+def test_the_assessment_page_shows_the_printed_names():
+    """The built rubric table names each item's exercise as the book numbers it (a numbered
+    one by its number, an unnumbered one by its title), never a bare "Exercise"."""
+    soup = built.page("instructor_assessment")
+    table = next(t for t in soup.select("table") if "What passes" in t.get_text())
+    cells = {tr.select("td")[0].get_text(strip=True): built.plain(tr.select("td")[3]) for tr in table.select("tbody tr")}
+    assert list(cells) == [i.key for i in grade.RUBRIC]
+    for item in grade.RUBRIC:
+        ref = built.lookup(item.exercise)
+        expected = ref.number if ref.number else grade.EXERCISES[item.exercise].title
+        assert cells[item.key].startswith(expected), (item.key, cells[item.key], expected)
+        assert not re.match(r"Exercise\s*[^\s\d]", cells[item.key]), cells[item.key]

@@ -59,3 +59,28 @@ def test_lab_and_peer_review_use_the_same_exercise():
     lab_ex = {l for l in _labels(lab.fields["show"]) if l.startswith("ex-")}
     review_ex = {l for l in _labels(review.fields["show"]) if l.startswith("ex-")}
     assert review_ex and review_ex <= lab_ex, (review_ex, lab_ex)
+
+
+BOOK_PAGES = sorted((ROOT / "book").glob("*.md"))
+HEADING = re.compile(r"^(?:#{1,6} .*|```\{(?:exercise|exercise-start|solution-start)\}.*)$", re.M)
+PART = re.compile(r"\bparts?\s+\d+\b", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("path", BOOK_PAGES, ids=lambda p: p.name)
+def test_no_page_heading_types_a_number(path):
+    """Headings and exercise titles ("## Bug 1: ...", "## Example 2: ...") carry no number of
+    their own: the build numbers sections and exercises; prose cites them by label, and no page
+    counts itself a "Part 3 of the lesson"."""
+    text = re.sub(r"```\{code-cell\}.*?```", " ", (ROOT / path).read_text(), flags=re.DOTALL)
+    headings = HEADING.findall(text)
+    found = [h for h in headings if TYPED.search(_prose(h))]
+    found += [m.group(0) for m in PART.finditer(_prose(text))]
+    found += [m.group(0) for m in re.finditer(r"\b(?:examples?|bugs?)\s+\d+\b", _prose(text), re.IGNORECASE)]
+    assert not found, f"{path.name}: numbers typed by hand, make them generated: {found}"
+
+
+def test_the_heading_check_catches_typed_numbers():
+    sample = "## Bug 1: a mask\n\n```{exercise-start} Example 2: x\n```\n\nPart 3 of the lesson; see Bug 2.\n"
+    headings = HEADING.findall(sample)
+    assert [h for h in headings if TYPED.search(_prose(h))] == headings and len(headings) == 2
+    assert PART.findall(sample) and re.findall(r"\bbugs?\s+\d+\b", sample, re.IGNORECASE)

@@ -1,7 +1,7 @@
 """Grade students' exercise submissions with the self-checks, each submission in a sandbox.
 
     python -m transformer_lessons.grade FILE_OR_NOTEBOOK... [--csv FILE] [--items KEY,...]
-        [--assignment NAME] [--feedback DIR] [--time-limit S] [--memory-limit BYTES]
+        [--assignment NAME] [--feedback DIR] [--site DIR] [--time-limit S] [--memory-limit BYTES]
     python -m transformer_lessons.grade --gradescope DIR [--variants]  # write a Gradescope autograder
     python -m transformer_lessons.grade --variant-for STUDENT_ID       # print a student's variant
     python -m transformer_lessons.grade --variants roster.csv FILE...  # grade each against its variant
@@ -20,6 +20,11 @@ fails with a one-line reason when its check exceeds ``--time-limit`` (the child 
 when the child exits, crashes or runs out of memory, or when the graded function uses the
 book's own implementation (an import from ``transformer_lessons`` other than
 ``softmax`` and, where the item is not about masks, ``causal_mask``).
+
+The rubric never types an exercise's number: each item names the book's exercise by its
+label (:data:`EXERCISES`), and the feedback says it as the built web edition prints it
+(``--site``, ``$TRANSFORMER_LESSONS_SITE`` or this checkout's ``_build/html``), or by its
+title when no build is at hand: :func:`exercise_names`. The item keys carry no number either.
 
 With ``--variants roster.csv`` the graded assignment is checked against each student's own
 variant (:mod:`transformer_lessons.variants`): the roster maps each submission's file name to
@@ -297,8 +302,10 @@ def items_for_variant(items: list[Item], variant: variants.Variant) -> list[Item
 
 
 def myst_names() -> dict[str, str]:
-    """Each rubric exercise as a MyST cross-reference: the build prints its number and title."""
-    return {label: f"{{numref}}`{label}`" if ex.numbered else f"{{ref}}`{label}`" for label, ex in EXERCISES.items()}
+    """Each rubric exercise as a MyST cross-reference: a numbered one's number is the build's
+    ({numref}); an unnumbered one has no number to print, and is linked under its title."""
+    return {label: f"{{numref}}`{label}`" if ex.numbered else f"{{ref}}`{ex.title} <{label}>`"
+            for label, ex in EXERCISES.items()}
 
 
 def rubric_markdown(items: list[Item] | None = None, names: dict[str, str] | None = None) -> str:
