@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 
 from test_grade import _lines, _points
 from transformer_lessons import grade, sandbox
@@ -113,3 +114,34 @@ def test_memory_of_a_process_counts_what_it_touched():
     assert sandbox.memory_of(os.getpid()) - before > 40 * 2**20
     del block
     assert sandbox.memory_of(2**22 + 12345) == 0  # no such process
+
+
+def test_the_watchdog_sees_every_process_below_the_grader():
+    """A child, its detached grandchild, and the grandchild again once orphaned (it comes
+    back to the grader, a subreaper): the processes whose memory the watchdog sums."""
+    import subprocess
+    import sys
+
+    was = sandbox.set_subreaper(True)
+    code = ("import subprocess, sys, time\n"
+            "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], start_new_session=True)\n"
+            "print(c.pid, flush=True)\ntime.sleep(120)\n")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    grandchild = int(child.stdout.readline())
+    try:
+        assert {child.pid, grandchild} <= set(sandbox._tree(set()))
+        assert sorted(sandbox._tree(set())) == sorted(sandbox._tree_from_table(set()))  # the fast walk, the full table
+        assert grandchild not in sandbox._tree({child.pid})  # a protected child's processes are not the submission's
+        child.kill()
+        child.wait()
+        assert grandchild in sandbox._tree(set())  # orphaned: now the grader's own child
+        assert child.pid not in sandbox._tree(set())
+    finally:
+        for pid in (child.pid, grandchild):
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+        sandbox.kill_descendants(sandbox.children() - {grandchild})
+        if was is not None and not was:
+            sandbox.set_subreaper(False)

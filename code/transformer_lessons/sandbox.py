@@ -241,8 +241,53 @@ def rebuild_exception(info) -> Exception:
 
 
 # ---------------------------------------------------------------- the child
+def _children_of(pid: int) -> list[int] | None:
+    """``pid``'s children from ``/proc/PID/task/*/children`` (None where the kernel lacks it)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    found = []
+    for tid in tasks:
+        try:
+            found += [int(c) for c in Path(f"/proc/{pid}/task/{tid}/children").read_text().split()]
+        except FileNotFoundError:
+            if not Path(f"/proc/{pid}/task/{tid}/children").parent.exists():
+                continue  # the thread has ended
+            return None
+        except (OSError, ValueError):
+            continue
+    return found
+
+
 def _tree(protected: set[int]) -> list[int]:
-    """Every process below this one, except ``protected`` children and theirs."""
+    """Every live process below this one, except ``protected`` children and theirs.
+
+    Walks down from this process by the kernel's lists of children (a few files per
+    process, instead of every process's ``stat``: the watchdog runs this every
+    :data:`WATCH_INTERVAL`); the whole process table where those lists are missing."""
+    top = _children_of(os.getpid())
+    if top is None:
+        return _tree_from_table(protected)
+    todo, found = [p for p in top if p not in protected], []
+    seen = set()
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            state = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z":
+            found.append(p)
+        todo += _children_of(p) or []
+    return found
+
+
+def _tree_from_table(protected: set[int]) -> list[int]:
+    """:func:`_tree` from the whole process table (every process's ``stat``)."""
     table = _process_table()
     below: dict[int, list[int]] = {}
     for p, (ppid, _) in table.items():
@@ -254,6 +299,14 @@ def _tree(protected: set[int]) -> list[int]:
             found.append(p)
         todo += below.get(p, [])
     return found
+
+
+def resident_of(pid: int) -> int:
+    """A process's resident set size in bytes (``/proc/PID/statm``, cheap to read); 0 if gone."""
+    try:
+        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def memory_of(pid: int) -> int:
@@ -274,7 +327,9 @@ class MemoryWatch(threading.Thread):
     """Kill a submission's processes once, together, they use more than ``limit`` bytes.
 
     Samples every :data:`WATCH_INTERVAL` seconds the processes below the grader that are not
-    ``protected`` (the submission's child, what it forked, and what detached from it). After
+    ``protected`` (the submission's child, what it forked, and what detached from it): their
+    resident sizes first (cheap), and their PSS (a walk of their page tables) only when the
+    resident sizes together pass the limit, since PSS is never larger. After
     a kill, :attr:`reason` says what happened; the grader's read then finds the pipe closed.
     """
 
@@ -287,6 +342,8 @@ class MemoryWatch(threading.Thread):
     def run(self) -> None:
         while not self._halt.wait(WATCH_INTERVAL):
             procs = _tree(self.protected)
+            if sum(resident_of(p) for p in procs) <= self.limit:
+                continue  # resident >= PSS: under the limit, without walking the page tables
             used = sum(memory_of(p) for p in procs)
             if used > self.limit and not self._halt.is_set():
                 self.reason = (f"the submission's {len(procs)} processes used {used / 2**20:.0f} MiB together, "
