@@ -10,8 +10,10 @@ recorded, so each page is loaded only once for all of them. Per page:
   dark mode included). There is no allow-list: the noise the untouched theme made (a
   favicon probe, sphinx-thebe, the "invalid theme mode" log) was removed at its source
   (html.favicon, the extension list and html_context in _config.yml);
-* images: every ``<img>`` (figures and theme icons) has loaded (naturalWidth > 0) and has
-  meaningful alt text. The rule: the alt text is non-empty; it is not a file name
+* images: every shown ``<img>`` (figures and theme icons) has loaded (naturalWidth > 0),
+  scrolled into view if it is lazy, in light and again in dark mode, and has meaningful
+  alt text; of a figure drawn for both colour modes, the variant the theme hides was not
+  downloaded. The rule: the alt text is non-empty; it is not a file name
   (``heatmap.png``, or the image's own file name); it is not a generic word on its own
   ("image", "figure", "plot", "png", "logo", ...); it is not matplotlib's repr
   ("<Figure size 640x480 with 1 Axes>"); and a figure of the lesson (an image in the
@@ -173,9 +175,23 @@ def check_requests(tab: Tab) -> list[str]:
     return problems
 
 
-IMAGES_JS = """() => [...document.querySelectorAll('img')].map(i => ({
+# Every image, after scrolling each shown lazy one into view and waiting for it (up to 10 s):
+# lazy images load only near the viewport, as a reader scrolls. "themed": one of the two
+# variants of a figure drawn for both colour modes; "shown": it has a box (the theme hides
+# the other mode's variant with display: none).
+IMAGES_JS = """async () => {
+  const imgs = [...document.querySelectorAll('img')];
+  const shown = i => i.getClientRects().length > 0;
+  for (const i of imgs) if (i.loading === 'lazy' && shown(i) && !(i.complete && i.naturalWidth > 0)) {
+    i.scrollIntoView({block: 'center'});
+    await Promise.race([i.decode().catch(() => null), new Promise(r => setTimeout(r, 10000))]);
+  }
+  window.scrollTo(0, 0);
+  return imgs.map(i => ({
     src: i.currentSrc || i.src, alt: i.getAttribute('alt'), loaded: i.complete && i.naturalWidth > 0,
-    figure: !!i.closest('article .cell_output, article figure')}))"""
+    figure: !!i.closest('article .cell_output, article figure'), shown: shown(i),
+    themed: i.matches('article .only-light, article .only-dark')}));
+}"""
 
 
 def alt_problem(alt: str | None, src: str, figure: bool) -> str | None:
@@ -195,12 +211,21 @@ def alt_problem(alt: str | None, src: str, figure: bool) -> str | None:
     return None
 
 
-def check_images(tab: Tab) -> list[str]:
+def check_images(tab: Tab, mode: str = "light") -> list[str]:
+    """Every shown image loaded, with meaningful alt text; of a themed figure, the variant of
+    the other colour mode (hidden) was not even downloaded (book/_ext/performance.py makes
+    both lazy). Called in light mode, then again after the switch to dark mode, where the
+    dark variants must load and show."""
     problems = []
+    requested = set(tab.requests)
     for img in tab.page.evaluate(IMAGES_JS):
         short = img["src"][-60:]
+        if img["themed"] and not img["shown"]:
+            if img["src"] in requested and mode == "light":
+                problems.append(f"the hidden dark-mode variant of a figure was downloaded: {short}")
+            continue
         if not img["loaded"]:
-            problems.append(f"image did not load: {short}")
+            problems.append(f"image did not load ({mode} mode): {short}")
         if why := alt_problem(img["alt"], img["src"], img["figure"]):
             problems.append(f"{why} ({short})")
     return problems
@@ -451,6 +476,7 @@ def sweep(site, browser, axe_path, toc_files, book_config):
             if doc == HEATMAP_PAGE:
                 screenshot(tab, "heatmap-page-phone-390.png")
             record("axe", doc, run_axe_dark, tab, axe_path, "390 px, dark mode")
+            record("images", doc, check_images, tab, "dark")
             if doc == HEATMAP_PAGE:
                 screenshot(tab, "heatmap-page-phone-390-dark.png")
             # last: everything above (clicks, axe, resizing) must not have caused errors either
@@ -630,5 +656,29 @@ def test_search_finds_positional_encoding(site, browser, axe_path):
         heading = tab.page.locator(f"section#{section} > h2").first.inner_text()
         assert "positional encoding" in heading.lower(), f"the result opened a section titled {heading!r}"
         assert urlparse(tab.page.url).path.endswith(f"{doc}.html")
+    finally:
+        tab.close()
+
+
+def test_the_headers_colour_switch_shows_the_dark_figures(site, browser):
+    """The reader's own choice of mode (the header's colour-mode button), not the system's
+    setting, decides which variant of a themed figure is shown and downloaded: on the
+    heatmap page, with a light system, the dark variants are not fetched until the reader
+    switches to dark; then every one of them loads and shows."""
+    tab = Tab(browser)
+    try:
+        tab.open(f"{site}/{HEATMAP_PAGE}.html")
+        assert not (found := check_images(tab)), "\n".join(found)
+        page = tab.page
+        for _ in range(3):  # the button cycles light -> dark -> auto
+            if page.evaluate("document.documentElement.dataset.theme") == "dark":
+                break
+            page.locator(".theme-switch-button:visible").first.click()
+        assert page.evaluate("document.documentElement.dataset.theme") == "dark", "the colour-mode button never chose dark"
+        images = page.evaluate(IMAGES_JS)
+        dark = [i for i in images if i["themed"] and i["shown"]]
+        assert dark, f"{HEATMAP_PAGE}: no themed figure shown in dark mode"
+        assert not (found := check_images(tab, "dark")), "\n".join(found)
+        assert not tab.errors and not tab.failed, tab.errors + tab.failed
     finally:
         tab.close()
