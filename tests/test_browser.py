@@ -190,7 +190,7 @@ IMAGES_JS = """async () => {
   return imgs.map(i => ({
     src: i.currentSrc || i.src, alt: i.getAttribute('alt'), loaded: i.complete && i.naturalWidth > 0,
     figure: !!i.closest('article .cell_output, article figure'), shown: shown(i),
-    themed: i.matches('article .only-light, article .only-dark')}));
+    themed: i.matches('article .only-light, article .only-dark'), dark: i.classList.contains('only-dark')}));
 }"""
 
 
@@ -220,8 +220,8 @@ def check_images(tab: Tab, mode: str = "light") -> list[str]:
     requested = set(tab.requests)
     for img in tab.page.evaluate(IMAGES_JS):
         short = img["src"][-60:]
-        if img["themed"] and not img["shown"]:
-            if img["src"] in requested and mode == "light":
+        if img["themed"] and not img["shown"]:  # the other mode's variant, or inside a closed box
+            if img["src"] in requested and mode == "light" and img["dark"]:
                 problems.append(f"the hidden dark-mode variant of a figure was downloaded: {short}")
             continue
         if not img["loaded"]:
