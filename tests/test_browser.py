@@ -558,8 +558,10 @@ CLS_SETTLE_MS = 1500
 # CLS_SETTLE_MS after load; names the moved elements of every shift, for the failure message.
 CLS_JS = """(settle) => new Promise(resolve => {
   let total = 0; const shifts = [];
-  const name = n => !n ? '?' : n.nodeName.toLowerCase() + (typeof n.className === 'string' && n.className
-      ? '.' + n.className.trim().split(/\\s+/).slice(0, 2).join('.') : '');
+  const name = n => !n ? '?' : n.nodeType === 3
+      ? name(n.parentElement) + ' text ' + JSON.stringify(n.textContent.trim().slice(0, 30))
+      : n.nodeName.toLowerCase() + (typeof n.className === 'string' && n.className
+        ? '.' + n.className.trim().split(/\\s+/).slice(0, 2).join('.') : '');
   new PerformanceObserver(list => { for (const e of list.getEntries()) if (!e.hadRecentInput) {
     total += e.value;
     shifts.push(`${e.value.toFixed(4)} at ${Math.round(e.startTime)} ms: ${e.sources.map(s => name(s.node)).join(', ')}`);
