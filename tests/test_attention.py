@@ -12,7 +12,7 @@ from hypothesis.extra.numpy import arrays
 
 from transformer_lessons import causal_mask, scaled_dot_product_attention, softmax
 from transformer_lessons.attention import scaled_dot_product_attention_torch
-from conftest import BAD_SHAPES
+from book_files import BAD_SHAPES
 
 SHAPES = [
     # (batch dims of q, k, v), T, S, d_k, d_v

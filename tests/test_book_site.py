@@ -12,9 +12,10 @@ import subprocess
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
+import pages
 import pytest
 from bs4 import BeautifulSoup
-from conftest import PLACEHOLDER, ROOT, html_page, source
+from book_files import PLACEHOLDER, ROOT, html_page, source
 
 pytestmark = pytest.mark.book
 
@@ -90,10 +91,13 @@ def test_figures_have_caption_and_alt_text(html_dir, toc_files):
 
 
 def test_quizzes_and_instructor_notes_are_pages_of_their_own(html_dir, toc_files):
-    quizzes = [f for f in toc_files if "quiz" in Path(f).name]
-    instructor = [f for f in toc_files if "instructor" in Path(f).name]
-    assert quizzes, "_toc.yml has no quiz page (file name containing 'quiz')"
-    assert instructor, "_toc.yml has no instructor page (file name containing 'instructor')"
+    """Quiz answers sit on pages that declare ``kind: quiz``; no page of both editions links a
+    page of the instructor edition (``edition: instructor``), which the student PDF drops."""
+    quizzes = [f for f in toc_files if pages.kind(f) == "quiz"]
+    instructor = [f for f in toc_files if pages.edition(f) == "instructor"]
+    assert quizzes, "_toc.yml has no quiz page (front matter kind: quiz)"
+    assert instructor, "_toc.yml has no instructor page (front matter edition: instructor)"
+    instructor_html = {Path(f).name + ".html" for f in instructor}
     problems = []
     for doc in toc_files:
         answers = article(doc).select(".quiz-answer")
@@ -104,7 +108,7 @@ def test_quizzes_and_instructor_notes_are_pages_of_their_own(html_dir, toc_files
         if doc not in instructor:
             for a in article(doc).select("a[href]"):
                 target = urlparse(a["href"]).path
-                if "instructor" in target and target.endswith(".html"):  # a page, not the instructor PDF
+                if Path(target).name in instructor_html:  # a page, not the instructor PDF
                     problems.append(f"{doc}: links to instructor page {a['href']} (the student PDF drops those)")
     assert not problems, "\n".join(problems)
 
@@ -225,3 +229,20 @@ def test_bug_hunt_messages_are_shown_only_when_asked(html_dir):
         assert "Show the check's message" in details.select_one("summary").get_text()
         folded.append(code)
     assert len(folded) == len(calls), f"{len(folded)} folded bug-hunt checks for {len(calls)} bugs"
+
+
+def test_where_the_book_lives_is_typed_only_in_the_config(html_dir, toc_files, book_config):
+    """The pages write the repository, the Pages address and the licence as substitutions
+    (book/_ext/substitutions.py); the built pages show them, and no `{{ }}` is left."""
+    from transformer_lessons import site
+
+    values = site.values(book_config["repository"]["url"], book_config["repository"].get("branch", "main"))
+    host = values["pages_url"].split("/")[2]
+    pages = sorted((ROOT / "book").glob("*.md"))  # the print edition's front page too
+    typed = [f"{md.name}: {needle}" for md in pages for needle in (values["repo_url"], host, f"{values['licence']} licence")
+             if needle in md.read_text()]
+    assert not typed, typed
+    built = " ".join(html_page(doc).read_text() for doc in toc_files)
+    assert values["repo_url"] in built and f"{values['licence']} licence" in built
+    left = [doc for doc in toc_files if "{{" in BeautifulSoup(html_page(doc).read_text(), "html.parser").select_one("article").get_text()]
+    assert not left, f"substitutions left unreplaced on {left}"

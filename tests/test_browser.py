@@ -57,7 +57,7 @@ from urllib.request import urlopen
 import pytest
 from bs4 import BeautifulSoup
 import chromium
-from conftest import ROOT, html_page, is_executable
+from book_files import ROOT, html_page, is_executable
 
 pytestmark = pytest.mark.browser
 
@@ -173,6 +173,30 @@ def check_requests(tab: Tab) -> list[str]:
     if thebe := sorted({u for u in tab.requests if "thebe" in urlparse(u).path}):
         problems.append(f"loads sphinx-thebe, which is disabled (Binder/Colab instead): {thebe}")
     return problems
+
+
+def widget_sweep(tab: Tab, axe_path: Path, selector: str, name: str) -> list[str]:
+    """What every interactive box of a page must pass once it has been used: axe-core at
+    1280 and 390 px, light and dark; the page not scrolling sideways at 390 px; nothing
+    requested from another host, no failed request, no console error (check_requests).
+    Screenshots of the box go to SCREENSHOTS as ``<name>-desktop-1280.png``,
+    ``<name>-phone-390.png`` and ``<name>-phone-390-dark.png``. Ends at 1280 px."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    box = tab.page.locator(selector)
+    problems = run_axe(tab, axe_path, "1280")
+    box.screenshot(path=str(SCREENSHOTS / f"{name}-desktop-1280.png"))
+    tab.resize(PHONE)
+    problems += run_axe(tab, axe_path, "390")
+    box.screenshot(path=str(SCREENSHOTS / f"{name}-phone-390.png"))
+    width = tab.page.evaluate("() => document.documentElement.scrollWidth")
+    if width > PHONE["width"]:
+        problems.append(f"the page scrolls sideways at 390 px: {width} px wide")
+    tab.dark()
+    problems += run_axe(tab, axe_path, "390 dark")
+    box.screenshot(path=str(SCREENSHOTS / f"{name}-phone-390-dark.png"))
+    tab.resize(DESKTOP)
+    problems += run_axe(tab, axe_path, "1280 dark")
+    return problems + check_requests(tab)
 
 
 # Every image, after scrolling each shown lazy one into view and waiting for it (up to 10 s):

@@ -17,7 +17,7 @@ _build/html on 127.0.0.1.
 from __future__ import annotations
 
 import pytest
-from conftest import html_page
+from book_files import html_page
 from test_browser import DESKTOP, PHONE, Tab, _has_math, browser  # noqa: F401 (browser is a fixture)
 
 from transformer_lessons import plots

@@ -54,8 +54,11 @@ def test_self_attention_shapes_are_the_library_shapes(sizes):
 def test_running_example_self_attention_labels():
     fig = diagrams.self_attention()
     labels = texts(fig)
-    for expected in ["X (6, 16)", "Q (6, 4)", "K (6, 4)", "V (6, 4)", "scores (6, 6)", "weights (6, 6)", "output (6, 4)"]:
+    t, e, d = len(example.tokens()), example.D_MODEL, example.D_K
+    for expected in [f"X ({t}, {e})", f"Q ({t}, {d})", f"K ({t}, {d})", f"V ({t}, {d})", f"scores ({t}, {t})",
+                     f"weights ({t}, {t})", f"output ({t}, {d})"]:
         assert expected in labels
+    assert f"X, {t} by {e}," in fig.alt and f"the output, {t} by {d}." in fig.alt  # alt text from the same sizes
 
 
 @pytest.mark.parametrize("sizes", [(6, 16, 4), (5, 12, 3), (4, 8, 1)])
@@ -89,8 +92,8 @@ def test_encoder_layer_shapes_are_the_layer_shapes(norm_first):
         out = layer(x)
         hidden = layer.linear1(x)
     key = "pre" if norm_first else "post"
-    assert fig.shapes[f"{key}_output"] == tuple(out.shape[1:]) == (6, 16)
-    assert fig.shapes[f"{key}_hidden"] == tuple(hidden.shape[1:]) == (6, 64)
+    assert fig.shapes[f"{key}_output"] == tuple(out.shape[1:]) == (t, e)
+    assert fig.shapes[f"{key}_hidden"] == tuple(hidden.shape[1:]) == (t, ff)
     assert shapes_written(fig) == set(fig.shapes.values())
     labels = texts(fig)
     assert "post-norm (the paper)" in labels and "pre-norm" in labels
@@ -119,14 +122,16 @@ def test_decoder_layer_shapes_are_the_layer_shapes(sizes):
 
 def test_positional_input_shapes():
     fig = diagrams.positional_input()
-    assert fig.shapes == {"X": example.embeddings().shape, "PE": positional_encoding(6, 16).shape, "sum": (6, 16)}
+    t, e = len(example.tokens()), example.D_MODEL
+    assert fig.shapes == {"X": example.embeddings().shape, "PE": positional_encoding(t, e).shape, "sum": (t, e)}
     labels = texts(fig)
     for word in example.tokens():
         assert word in labels
-    assert "X + PE (6, 16)" in labels
+    assert f"X + PE ({t}, {e})" in labels
+    assert f"X plus PE, {t} by {e}," in fig.alt
     # the PE block shows the encoding's own values
     image = fig.axes[0].images[0]
-    np.testing.assert_allclose(image.get_array(), positional_encoding(6, 16))
+    np.testing.assert_allclose(image.get_array(), positional_encoding(t, e))
 
 
 @pytest.mark.parametrize("make", [diagrams.self_attention, diagrams.multi_head, diagrams.encoder_layer,

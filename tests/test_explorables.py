@@ -20,9 +20,9 @@ from urllib.parse import urlparse
 import numpy as np
 import chromium
 import pytest
-from conftest import ROOT
+from book_files import ROOT
 
-from transformer_lessons import explorables, plots, positional_encoding, scaled_dot_product_attention, softmax
+from transformer_lessons import explorables, plots, positional_encoding, scaled_dot_product_attention, site, softmax
 
 INTERACTIVE = ROOT / "book" / "_site_extra" / "interactive"
 WIDTHS = {"desktop-1280": {"width": 1280, "height": 900}, "phone-390": {"width": 390, "height": 844}}
@@ -114,10 +114,10 @@ def test_renderer_puts_the_script_over_the_static_figure():
     meta = {"mystnb": {"image": {"alt": "two charts of one position's encoding"}}}
     data = MimeData(explorables.EXPLORABLE_MIME, e._repr_mimebundle_()[explorables.EXPLORABLE_MIME],
                     cell_metadata=meta)
-    raw, static = explorables.ExplorableHtml.handle_mime(Renderer(), data, False)
+    raw, static = site.ExplorableHtml.handle_mime(Renderer(), data, False)
     html = raw.astext()
     assert '<div class="tl-explorable" data-kind="pe" hidden>' in html
-    assert f'<script src="{explorables.SCRIPT}" defer></script>' in html
+    assert f'<script src="{site.ExplorableHtml.SCRIPT}" defer></script>' in html
     assert json.loads(re.search(r'<script type="application/json" class="tl-data">(.*?)</script>', html).group(1))["data"] == e.data
     assert static["classes"] == ["tl-static"]
     assert [img["classes"] for img in static.children] == [["only-light"], ["only-dark"]]

@@ -14,7 +14,7 @@ from hypothesis.extra.numpy import arrays
 from transformer_lessons import causal_mask, scaled_dot_product_attention
 from transformer_lessons.cost import peak_memory_bytes
 from transformer_lessons.flash import block_slices, flash_attention
-from conftest import BAD_SHAPES
+from book_files import BAD_SHAPES
 
 SHAPES = [
     # (batch dims), T, S, d_k, d_v

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 from bs4 import BeautifulSoup
-from conftest import HTML, ROOT
+from book_files import HTML, ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.pdf]
 

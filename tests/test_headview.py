@@ -17,8 +17,8 @@ import re
 
 import pytest
 from bs4 import BeautifulSoup
-from conftest import ROOT, html_page
-from test_browser import DESKTOP, PHONE, Tab, _foreign, axe_path, browser, run_axe  # noqa: F401
+from book_files import ROOT, html_page
+from test_browser import DESKTOP, PHONE, Tab, axe_path, browser, check_requests, run_axe  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
@@ -78,6 +78,7 @@ def test_hover_tap_and_pickers_change_the_view(tab):
 
 def test_keyboard(tab):
     page = tab.page
+    page.mouse.move(0, 0)  # the pointer is left over a token by the tests before: keyboard only
     page.select_option("#headview0-sentence", value="0")
     first = page.locator("button.headview-token").first
     first.focus()
@@ -117,12 +118,7 @@ def test_offline_no_console_errors_and_axe_at_both_widths(tab, axe_path):  # noq
     if width > PHONE["width"]:
         problems.append(f"the page scrolls sideways at 390 px: {width} px wide")
     tab.resize(DESKTOP)
-    if foreign := _foreign(tab.requests):
-        problems.append(f"requests to other hosts: {foreign}")
-    if tab.failed:
-        problems.append(f"failed requests: {tab.failed}")
-    if tab.errors:
-        problems.append(f"console errors: {tab.errors}")
+    problems += check_requests(tab)
     assert any(u.endswith("/interactive/headview.js") for u in tab.requests)
     assert not problems, "\n".join(problems)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import ROOT
+from book_files import ROOT
 
 import pacing
 

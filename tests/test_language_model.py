@@ -112,3 +112,84 @@ def test_seq2seq_shapes_and_teacher_forcing():
     assert model(src, tgt_in).shape == (3, 5, cfg.vocab_size)
     assert model.greedy(src).shape == (3, 5)
     assert model.decoder.cross_attention_weights.shape == (3, 2, 5, 5)
+
+
+# --- top-k and top-p sampling, against distributions worked out by hand -------------------
+
+P = np.array([0.15, 0.5, 0.05, 0.2, 0.1])  # sorted: 0.5 (id 1), 0.2 (3), 0.15 (0), 0.1 (4), 0.05 (2)
+LOGITS = torch.tensor(np.log(P), dtype=torch.float64)
+
+
+@pytest.mark.parametrize("kwargs, expected", [
+    ({}, P),
+    ({"temperature": 2.0}, np.sqrt(P) / np.sqrt(P).sum()),  # softmax(log p / 2) = sqrt(p) / sum
+    ({"top_k": 2}, np.array([0, 5, 0, 2, 0]) / 7),
+    ({"top_k": 5}, P),
+    ({"top_p": 0.4}, np.array([0, 1, 0, 0, 0])),  # 0.5 alone reaches 0.4
+    ({"top_p": 0.6}, np.array([0, 5, 0, 2, 0]) / 7),  # 0.5 + 0.2: the token that crosses 0.6 is kept
+    ({"top_p": 0.8}, np.array([15, 50, 0, 20, 0]) / 85),
+    ({"top_p": 1.0}, P),
+    ({"top_k": 2, "top_p": 0.8}, np.array([0, 5, 0, 2, 0]) / 7),  # top-k first, then the nucleus
+    ({"top_k": 4, "top_p": 0.9}, np.array([15, 50, 0, 20, 10]) / 95),
+])
+def test_next_token_probs_by_hand(kwargs, expected):
+    probs = lm.next_token_probs(LOGITS, **kwargs)
+    np.testing.assert_allclose(probs.numpy(), expected, rtol=0, atol=1e-12)
+
+
+def test_next_token_probs_ties_go_to_the_lower_id():
+    probs = lm.next_token_probs(torch.tensor([0.0, 1.0, 1.0, 1.0]), top_k=2)
+    np.testing.assert_allclose(probs.numpy(), [0, 0.5, 0.5, 0], atol=1e-7)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"temperature": 0}, "temperature"), ({"temperature": -1.0}, "temperature"),
+    ({"temperature": float("nan")}, "temperature"), ({"temperature": "1"}, "temperature"),
+    ({"top_k": 0}, "top_k"), ({"top_k": 6}, "V=5"), ({"top_k": 2.0}, "top_k"), ({"top_k": True}, "top_k"),
+    ({"top_p": 0.0}, "top_p"), ({"top_p": 1.5}, "top_p"), ({"top_p": float("nan")}, "top_p"),
+])
+def test_next_token_probs_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        lm.next_token_probs(LOGITS, **kwargs)
+    with pytest.raises(ValueError, match="logits"):
+        lm.next_token_probs(LOGITS[None])
+
+
+def test_generate_top_k_1_is_greedy_and_top_p_keeps_the_support(small):
+    tok, model = small
+    model = model.float()
+    prompt = tok.encode("the ")
+    greedy = lm.generate(model, prompt, 8, top_k=1, seed=5)
+    ids = prompt.clone()
+    with torch.no_grad():
+        for _ in range(8):
+            ids = torch.cat([ids, model(ids[None])[0, -1].argmax().view(1)])
+    assert torch.equal(greedy, ids)
+    assert torch.equal(lm.generate(model, prompt, 8, top_p=1.0, seed=4), lm.generate(model, prompt, 8, seed=4))
+    with pytest.raises(ValueError, match="top_p"):
+        lm.generate(model, prompt, 2, top_p=0)
+
+
+# --- writing past the context (the prompt box in Python) ----------------------------------
+
+def test_write_equals_generate_within_the_context_and_goes_on_past_it(small, monkeypatch, capsys):
+    import sys
+
+    from transformer_lessons.lm_explore import explore_writing, write
+
+    tok, model = small
+    model = model.float()
+    ref = lm.generate(model, tok.encode("the "), 12, temperature=0.9, top_k=5, top_p=0.9, seed=7)
+    assert write(model, tok, "the ", 12, 0.9, 5, 0.9, seed=7) == tok.decode(ref[4:])
+    long = write(model, tok, "the cat sat on the mat. " * 3, 40, seed=1)  # prompt and text beyond 16 positions
+    assert len(long) == 40 and set(long) <= set(tok.chars)
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # not installed: the text, as a plain function
+    assert explore_writing(model, tok, "the ", 5, top_p=None, seed=1) is None
+    assert capsys.readouterr().out == "the " + write(model, tok, "the ", 5, 0.8, seed=1) + "\n"
+    for bad, match in [("", "empty"), ("zebra", "'z'")]:
+        with pytest.raises(ValueError, match=match):
+            write(model, tok, bad)
+    with pytest.raises(ValueError, match="num_new"):
+        write(model, tok, "the", -1)
+    with pytest.raises(ValueError, match="top_k"):
+        write(model, tok, "the", 3, top_k=0)

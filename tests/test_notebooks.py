@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import reader_envs
-from conftest import ROOT, is_executable
+from book_files import ROOT, is_executable
 
 BOOK = ROOT / "book"
 NOTEBOOKS = sorted(BOOK.glob("*.ipynb"))
@@ -30,11 +30,8 @@ INSTALL_TAG = "remove-cell"
 
 
 def _executable_sources() -> list[Path]:
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import sync_notebooks
-    finally:
-        sys.path.pop(0)
+    import sync_notebooks  # tools/ is on pytest's pythonpath (pyproject.toml)
+
     return sync_notebooks.executable_pages()
 
 

@@ -7,29 +7,29 @@ fits its length (measured on the built page: 200 words a minute, code and output
   rows after it are self-study, each with its own time.
 * A page's class and lab minutes never exceed its budget; with its self-study minutes they
   fall inside it; a segment shorter than its page says in the run sheet what to assign.
-  Every page with a budget has a place in the full plan.
-* Each page's announced time is a substitution (``{{ time_<page> }}``), never typed, and
-  the time it takes to read and run the built page lies inside it.
+  Every page with a budget that is not optional has a place in the full plan; a page whose
+  time is optional and has no row is self-study for all of it (a new "going further"
+  page needs no row).
+* Each page declares its time in its front matter (``tools/pages.py``) and announces it
+  as ``{{ time }}``, never typed; a page announcing another's prints the generated
+  ``{{ time_<page> }}``, up to date; the time it takes to read and run the built page
+  lies inside it.
 * The short lesson adds up to 60 and 90 minutes, each row within its page's budget.
 * The run sheet has one section per segment of the full plan, with the same clock and
   minutes, and each section says what to show, what to skip, what to ask, what answer to
-  expect and what to draw on the board.
+  expect and what to draw on the board. Its sections are labelled, never numbered by
+  hand (the build numbers them).
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+import re
 
+import pacing  # tools/pacing.py: tools/ is on pytest's pythonpath (pyproject.toml)
+import pages
 import pytest
-from conftest import ROOT, _toc_files
-
 import yaml
-
-spec = importlib.util.spec_from_file_location("pacing", ROOT / "tools" / "pacing.py")
-pacing = importlib.util.module_from_spec(spec)
-sys.modules["pacing"] = pacing  # dataclasses look their module up there
-spec.loader.exec_module(pacing)
+from book_files import ROOT, toc_files as _toc_files
 
 TOTAL = 150
 MAX_WITHOUT_BREAK = 60
@@ -102,33 +102,54 @@ def test_a_segment_shorter_than_its_page_assigns_the_rest(plan):
         for page in seg.pages:
             budget = pacing.page_budget(page)
             if seg.mode in TIMED and budget and seg.minutes < budget[0]:
-                assert "assign" in section.fields, f"run sheet {section.number}: {page} takes {budget[0]}+ min, {seg.minutes} in class, nothing assigned"
+                assert "assign" in section.fields, f"run sheet {section.label}: {page} takes {budget[0]}+ min, {seg.minutes} in class, nothing assigned"
                 assert study.get(page), f"{page}: no self-study row for the rest of the page"
 
 
 def test_every_page_with_a_budget_is_in_the_plan(plan):
-    """Every page with a time budget has a place in the plan: taught, or self-study."""
+    """Every page with a time budget has a place in the plan: taught, or self-study (an
+    optional time without a row is self-study for all of it)."""
     toc = _toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
     pages = [f.split("/")[-1] for f in toc]
-    budgeted = {p for p in pages if pacing.page_budget(p)}
+    budgeted = {p for p in pages if pacing.page_budget(p) and not pacing.page_is_optional(p)}
     planned = {p for s in plan for p in s.pages}
     assert budgeted <= planned, f"pages with a time budget missing from the plan: {sorted(budgeted - planned)}"
     assert set(pacing.budgets()) <= set(pages), "a time budget for a page that is not in the book"
 
 
 def test_announced_times_are_the_substitution():
-    """A page announces its time with {{ time_<page> }}, never with typed minutes; a page
-    that announces another page's time uses that page's substitution."""
-    import re
-
+    """A page announces its own time with {{ time }}, never with typed minutes; a page that
+    announces another page's time prints {{ time_<page> }}, generated from that page's
+    front matter and up to date (tools/pages.py)."""
     wrong = []
     for page in pacing.budgets():
-        text = (pacing.BOOK / f"{page}.md").read_text()
-        if "{{ time_%s }}" % page not in text:
-            wrong.append(f"{page}: no {{{{ time_{page} }}}}")
+        text = pages.path(page).read_text()
+        if "{{ time }}" not in text:
+            wrong.append(f"{page}: no {{{{ time }}}}")
+    for page in pages.names():
+        text = pages.path(page).read_text()
         for m in re.finditer(r"Time:\s*\**\s*\d", text):
             wrong.append(f"{page}: typed time {text[m.start():m.start() + 30]!r}")
     assert not wrong, wrong
+    assert not pages.sync(check=True), "stale times of other pages: run `make notebooks`"
+
+
+def test_generated_times_follow_the_pages(tmp_path, monkeypatch):
+    """The generator writes another page's time below the marker, and takes it away when
+    the page no longer announces it."""
+    (tmp_path / "a.md").write_text("---\nmyst:\n  substitutions:\n    time: 5 minutes\n---\n# A\n\n{{ time }}, then b: {{ time_b }}\n")
+    (tmp_path / "b.md").write_text("---\nmyst:\n  substitutions:\n    time: 10-12 minutes, optional\n---\n# B\n")
+    monkeypatch.setattr(pages, "BOOK", tmp_path)
+    monkeypatch.setattr(pages, "ROOT", tmp_path)
+    assert pages.sync(check=False) == ["a.md: the times of other pages"]
+    assert pages.substitutions("a") == {"time": "5 minutes", "time_b": "10-12 minutes, optional"}
+    assert pages.sync(check=True) == []
+    (tmp_path / "a.md").write_text(pages.path("a").read_text().replace("{{ time_b }}", "soon"))
+    pages.sync(check=False)
+    assert pages.substitutions("a") == {"time": "5 minutes"}
+    (tmp_path / "c.md").write_text("# C\n\n{{ time_nowhere }}\n")
+    with pytest.raises(ValueError, match="nowhere"):
+        pages.sync(check=True)
 
 
 @pytest.mark.book
@@ -136,7 +157,7 @@ def test_announced_times_are_the_substitution():
 def test_each_page_reads_within_its_time(page):
     """The built page takes, at the rates of tools/pacing.py, no longer than its budget, and
     its budget overstates it by at most a quarter (an honest number, not a generous one)."""
-    from conftest import HTML
+    from book_files import HTML
 
     if not (HTML / "book" / f"{page}.html").exists():
         pytest.fail("run `make book` first", pytrace=False)
@@ -168,7 +189,12 @@ def test_run_sheet_follows_the_plan(plan):
     segments = [s for s in plan if s.start is not None and s.mode != "break"]
     assert [(r.clock, r.minutes) for r in sheet] == [(s.clock, s.minutes) for s in segments]
     assert [r.mode for r in sheet] == [s.mode for s in segments]
-    assert [r.number for r in sheet] == list(range(1, len(sheet) + 1))
+    labels = [r.label for r in sheet]
+    assert len(set(labels)) == len(labels), labels
+    typed = [r.title for r in sheet if re.match(r"\d+\.", r.title)]
+    assert not typed, f"run-sheet headings with a typed number (the build numbers them): {typed}"
+    plain = re.findall(r"^## \d+\. .*$", pacing.RUN_SHEET.read_text(), re.MULTILINE)
+    assert not plain, f"run-sheet sections without a label, or with a typed number: {plain}"
 
 
 def test_run_sheet_sections_are_complete():
@@ -176,14 +202,12 @@ def test_run_sheet_sections_are_complete():
         if section.mode == "buffer":
             continue
         missing = {"show", "skip", "ask the room", "expect", "board"} - set(section.fields)
-        assert not missing, f"run sheet {section.number} ({section.title}) lacks {missing}"
+        assert not missing, f"run sheet {section.label} ({section.title}) lacks {missing}"
         assert all(len(v.split()) >= 4 for v in section.fields.values()), section.fields
 
 
 def test_the_notes_say_what_the_plan_adds_up_to(plan):
     """The sentence under the plan states its sums: checked against the table."""
-    import re
-
     text = " ".join(pacing.NOTES.read_text().split())
     m = re.search(
         r"add up to (\d+) minutes: (\d+) of teaching and practice, two breaks of (\d+) and (\d+) "

@@ -14,9 +14,12 @@ import subprocess
 import unicodedata
 from pathlib import Path
 
+import pdf_toc
 import pytest
+import yaml
 from bs4 import BeautifulSoup
-from conftest import ROOT, html_page, page_title
+from book_files import ROOT, html_page, page_title
+from transformer_lessons import site
 
 pytestmark = pytest.mark.pdf
 
@@ -91,7 +94,7 @@ def pages(edition: str) -> int:
 
 
 def edition_files(toc_files: list[str], edition: str) -> list[str]:
-    return [f for f in toc_files if edition == "instructor" or "instructor" not in Path(f).name]
+    return [f for f in toc_files if edition == "instructor" or not pdf_toc.is_instructor({"file": f})]
 
 
 def snippet(el) -> str:
@@ -146,8 +149,8 @@ def test_every_chapter_title_is_present(edition, toc_files):
 
 def test_student_edition_has_no_instructor_pages(toc_files):
     text = norm(pdf_text("student"))
-    instructor = [f for f in toc_files if "instructor" in Path(f).name]
-    assert instructor, "no instructor page in _toc.yml"
+    instructor = [f for f in toc_files if pdf_toc.is_instructor({"file": f})]
+    assert instructor, "no page of the instructor edition in _toc.yml"
     leaked = [page_title(f) for f in instructor if norm(page_title(f)) in text]
     assert not leaked, f"the student PDF contains instructor pages: {leaked}"
 
@@ -357,8 +360,10 @@ def test_title_page_has_version_repository_and_licence(edition):
     first = subprocess.run(["pdftotext", "-l", "1", str(pdf_path(edition)), "-"], check=True, capture_output=True, text=True).stdout
     text = " ".join(first.split())
     assert re.search(r"Version \d+\.\d+", text), text
-    assert "github.com/transformer-lessons/transformer-lessons" in text, text
-    assert "Licence: MIT" in text, text
+    values = site.values(yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"])
+    assert values["repo_url"].removeprefix("https://") in text, text
+    assert f"Licence: {values['licence']}" in text, text
+    assert norm(values["pages_url"]) in norm(pdf_text(edition)), "the front matter names the web edition's address"
 
 
 @pytest.mark.parametrize("edition", EDITIONS)
@@ -418,11 +423,12 @@ def test_render_pages_for_a_person_to_look_at():
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     text = pdf_text("instructor").split("\f")
     wanted = {"title": 1}
-    for name, needle in (("foundations", "Self-attention"), ("quiz", "Question 4"), ("pacing", "The full lesson (2.5 hours)"), ("answers", "Solution to Exercise ")):
+    question = re.search(r"^### (.+)$", (ROOT / "book" / "quiz_concepts.md").read_text(), re.MULTILINE).group(1)
+    for name, needle in (("foundations", "Self-attention"), ("quiz", question), ("pacing", "The full lesson (2.5 hours)"), ("answers", "Solution to Exercise ")):
         hits = [i + 1 for i, p in enumerate(text) if needle in p and i > 5]
-        hit = hits[-1] if name in ("pacing", "answers") and hits else (hits[0] if hits else None)
-        if hit:
-            wanted[name] = hit
+        # a page that is not found is a failure, not a screenshot quietly left out
+        assert hits, f"no page of the instructor edition after the contents shows {needle!r} (for {name})"
+        wanted[name] = hits[-1] if name in ("pacing", "answers") else hits[0]
     for name, page in wanted.items():
         for gray in (False, True):
             out = SCREENSHOTS / f"instructor-{name}-p{page}{'-gray' if gray else ''}"

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from transformer_lessons import plots, positional_encoding
+from transformer_lessons import plots, positional_encoding, site
 from transformer_lessons.stability import saturation_stats
 
 matplotlib.use("Agg")
@@ -180,12 +180,12 @@ def test_themed_images_renderer_gives_two_images_with_the_theme_classes():
 
     meta = {"mystnb": {"image": {"alt": "a line plot of the loss falling"}}}
     data = MimeData(plots.THEMED_MIME, bundle[plots.THEMED_MIME], cell_metadata=meta)
-    [box] = plots.ThemedImages.handle_mime(Renderer(), data, False)
+    [box] = site.ThemedImages.handle_mime(Renderer(), data, False)
     assert box["classes"] == ["themed-figure"]  # one box: no .only-dark right before the figcaption
     assert [n["classes"] for n in box.children] == [["only-light"], ["only-dark"]]
     assert seen == [("image/png", meta), ("image/png", meta)]  # the cell's alt text goes to both
-    assert plots.ThemedImages.handle_mime(Renderer(), MimeData("image/png", "x"), False) is None
-    assert ("html", plots.THEMED_MIME, 1) in plots.ThemedImages.mime_priority_overrides
+    assert site.ThemedImages.handle_mime(Renderer(), MimeData("image/png", "x"), False) is None
+    assert ("html", plots.THEMED_MIME, 1) in site.ThemedImages.mime_priority_overrides
 
 
 def test_saturation_and_loss_plots():
@@ -196,14 +196,18 @@ def test_saturation_and_loss_plots():
     assert fig.axes[0].get_yscale() == "log"
 
 
-def test_figures_display_as_png_in_a_notebook():
-    import importlib
-
+@pytest.mark.parametrize("figure", ["themed", "plain"])
+def test_figures_display_as_png_in_a_notebook(figure):
+    """Both kinds of figure show as a PNG in IPython with nothing registered beforehand."""
     from IPython.core.interactiveshell import InteractiveShell
 
     shell = InteractiveShell.instance()
-    importlib.reload(plots)  # registers the PNG formatter now that a shell exists
-    data, _ = shell.display_formatter.format(plots.loss_curve([1.0, 0.5]))
+    if figure == "themed":
+        fig = plots.loss_curve([1.0, 0.5])
+    else:
+        fig = plots.PngFigure(figsize=(2, 1))
+        fig.add_subplot().plot([0, 1])
+    data, _ = shell.display_formatter.format(fig)
     assert "image/png" in data
     png = data["image/png"]
     assert (png if isinstance(png, bytes) else png.encode())[:8] in (b"\x89PNG\r\n\x1a\n", b"iVBORw0K")

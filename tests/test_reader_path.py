@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from bs4 import BeautifulSoup
-from conftest import ROOT, html_page, source
+from book_files import ROOT, html_page, source
 
 pytestmark = pytest.mark.book
 

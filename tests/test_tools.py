@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
+import cache_guard  # tools/ is on pytest's pythonpath (pyproject.toml)
+import pdf_toc
 import pytest
-
-TOOLS = Path(__file__).resolve().parent.parent / "tools"
-
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, TOOLS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture
 def guard(tmp_path, monkeypatch):
     """tools/cache_guard.py pointed at a tiny project in tmp_path."""
-    module = _load("cache_guard")
+    module = cache_guard
     (tmp_path / "code" / "pkg").mkdir(parents=True)
     (tmp_path / "code" / "pkg" / "mod.py").write_text("X = 1\n")
     (tmp_path / "requirements.txt").write_text("numpy==2.4.6\n")
@@ -51,7 +43,7 @@ def test_cache_guard_wipes_build_when_an_input_changes(guard, changed):
 
 
 def test_pdf_tables_of_contents():
-    module = _load("pdf_toc")
+    module = pdf_toc
     toc = {
         "format": "jb-book",
         "root": "book/intro",
@@ -72,7 +64,7 @@ def test_pdf_tables_of_contents():
 
 def test_pdf_tables_of_contents_put_instructor_pages_last():
     """Both editions share every page before the instructor pages (tools/pdf_toc.py)."""
-    module = _load("pdf_toc")
+    module = pdf_toc
     toc = {
         "format": "jb-book",
         "root": "book/intro",
@@ -94,7 +86,7 @@ def test_pdf_tables_of_contents_put_instructor_pages_last():
 def test_pdf_tables_of_contents_keep_the_numbering():
     """The instructor part keeps the numbering of the part it came from (numbered: true),
     and the first part, unnumbered on the web, stays unnumbered with the intro in it."""
-    module = _load("pdf_toc")
+    module = pdf_toc
     toc = {
         "format": "jb-book",
         "root": "book/intro",
@@ -111,7 +103,7 @@ def test_pdf_tables_of_contents_keep_the_numbering():
 
 # --- the HTML build needs Python only ----------------------------------------------------
 
-ROOT = TOOLS.parent
+ROOT = Path(__file__).resolve().parent.parent
 NO_NODE_TOOLS = ["bash", "sh", "make", "env", "cat", "cp", "rm", "mkdir", "ln", "touch", "find", "grep", "test", "dirname"]
 
 
@@ -165,3 +157,17 @@ def test_requirements_pin_the_math_toolchain():
     npm = json.loads((ROOT / "package.json").read_text())["dependencies"]["katex"]
     # sphinxcontrib-katex renders with the KaTeX it bundles: the served CSS and fonts must match it
     assert npm == sphinxcontrib.katex.katex_version, (npm, sphinxcontrib.katex.katex_version)
+
+
+def test_cache_guard_wipes_a_cache_whose_exports_are_gone(guard):
+    module, root = guard
+    module.main()
+    (root / "_build" / ".jupyter_cache").mkdir()
+    for rel in module.EXPORTS:
+        (root / "_build" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / "_build" / rel).write_text("{}")
+    module.main()
+    assert (root / "_build" / ".jupyter_cache").exists()  # cache and exports together: kept
+    (root / "_build" / module.EXPORTS[0]).unlink()  # what `jupyter-book clean` leaves
+    module.main()
+    assert not (root / "_build" / ".jupyter_cache").exists()

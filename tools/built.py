@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from bs4 import BeautifulSoup, NavigableString, Tag
@@ -28,17 +29,17 @@ class SiteError(RuntimeError):
     pass
 
 
-_PAGES: dict[str, BeautifulSoup] = {}
-
-
 def page(name: str) -> BeautifulSoup:
-    """The built page book/<name>.html, parsed once."""
-    if name not in _PAGES:
-        path = SITE / "book" / f"{name}.html"
-        if not path.exists():
-            raise SiteError(f"{path.relative_to(ROOT)} missing: run `make book` first")
-        _PAGES[name] = BeautifulSoup(path.read_text(), "html.parser")
-    return _PAGES[name]
+    """The built page book/<name>.html, parsed once per version of the file."""
+    path = SITE / "book" / f"{name}.html"
+    if not path.exists():
+        raise SiteError(f"{path.relative_to(ROOT)} missing: run `make book` first")
+    return _parse(path, path.stat().st_mtime_ns)
+
+
+@cache
+def _parse(path: Path, mtime_ns: int) -> BeautifulSoup:
+    return BeautifulSoup(path.read_text(), "html.parser")
 
 
 def pages() -> list[str]:

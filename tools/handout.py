@@ -3,7 +3,7 @@
 Writes ``_build/html/handout/index.html`` and ``_build/html/pdf/transformer-lessons-handout.pdf``
 from the built site (``make book`` first): nothing on it is typed here.
 
-* the equations and the shapes of the cheat sheet (``book/cheat_sheet.md``), each equation
+* the equations and the shapes of the cheat sheet (the page of ``kind: cheat-sheet``), each equation
   with its number and page in the printed student edition;
 * the drawings of the shapes through self-attention and through an encoder layer (the
   book's own generated diagrams, ``transformer_lessons.diagrams``, as the build drew them);
@@ -34,17 +34,17 @@ import re
 import sys
 from pathlib import Path
 
+import built
+import pages
+import printing
 import yaml
 from bs4 import BeautifulSoup
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import built  # noqa: E402
-import printing  # noqa: E402
 
 ROOT = built.ROOT
 SITE = built.SITE
 HANDOUT = SITE / "handout"
 HANDOUT_PDF = SITE / "pdf" / "transformer-lessons-handout.pdf"
+TEMPLATES = printing.TEMPLATES  # page.html (every kit page), handout.css
 AUX = ROOT / "_build" / "pdf-student" / "_build" / "latex" / "book.aux"
 DIAGRAMS = ["fig-foundations-self-attention-diagram", "fig-encoder-layer-diagram"]
 SIZES = [s / 4 for s in range(52, 27, -1)]  # 13 pt down to 7 pt
@@ -61,15 +61,22 @@ def count_word(n: int) -> str:
     return (WORDS[n] if n < len(WORDS) else str(n)).capitalize()
 
 
+def book_values() -> dict[str, str]:
+    """The values the pages print (``transformer_lessons.site.values``: ``repo_url``,
+    ``pages_url``, ``licence``, ...) from _config.yml's ``repository``, as the build fills them."""
+    from transformer_lessons.site import values
+
+    repository = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
+    return values(repository["url"], repository.get("branch", "main"))
+
+
 def address() -> str:
+    """Where the site is published: ``html_baseurl`` of _config.yml if set, else the Pages URL."""
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     base = ((config.get("sphinx") or {}).get("config") or {}).get("html_baseurl")
     if base:
         return base if base.endswith("/") else base + "/"
-    m = re.match(r"https://github\.com/([^/]+)/([^/]+?)/?$", config["repository"]["url"])
-    if not m:
-        raise HandoutError(f"_config.yml: cannot derive the site's address from {config['repository']['url']}")
-    return f"https://{m.group(1)}.github.io/{m.group(2)}/"
+    return book_values()["pages_url"]
 
 
 def printed_labels() -> dict[str, tuple[str, str]] | None:
@@ -111,7 +118,7 @@ def _unlink(el) -> None:
 
 
 def equations(printed) -> tuple[str, int]:
-    _, table = _table("cheat_sheet", "")  # the first table of the page: the equations
+    _, table = _table(pages.the("cheat-sheet"), "")  # the first table of the page: the equations
     rows = table.select("tbody tr")
     out = []
     for tr in rows:
@@ -132,13 +139,13 @@ def equations(printed) -> tuple[str, int]:
 
 
 def shapes() -> str:
-    _, table = _table("cheat_sheet", "shapes")
+    _, table = _table(pages.the("cheat-sheet"), "shapes")
     _unlink(table)
     return str(table)
 
 
 def masks() -> str:
-    section, table = _table("cheat_sheet", "masks")
+    section, table = _table(pages.the("cheat-sheet"), "masks")
     _unlink(table)
     after = []
     for p in section.find_all("p", recursive=False):
@@ -165,7 +172,7 @@ def diagrams() -> str:
 
 
 def exercises(printed) -> tuple[str, int]:
-    soup = built.page("exercises")
+    soup = built.page(pages.the("exercises"))
     rows = []
     for box in soup.select("div.exercise"):
         label = box.get("id")
@@ -191,31 +198,6 @@ def exercises(printed) -> tuple[str, int]:
     return f"<table class='ex'>{head}{''.join(rows)}</table>", len(rows)
 
 
-STYLE = """
-@page { size: A4; margin: 11mm 12mm; }
-html { font: var(--tl-size, 9.5pt)/1.3 "FreeSans", "Helvetica", "Arial", sans-serif; color: #000; }
-body { margin: 0; }
-header { display: flex; justify-content: space-between; align-items: flex-start; gap: 4mm; }
-header h1 { font-size: 1.6em; margin: 0 0 1mm; }
-header p { margin: 0 0 1mm; }
-header svg { width: 26mm; height: 26mm; flex: none; }
-h2 { font-size: 1.15em; margin: 2.5mm 0 1mm; break-after: avoid; }
-p { margin: 0 0 1.2mm; }
-table { border-collapse: collapse; width: 100%; margin: 0.5mm 0 1.5mm; }
-tr { break-inside: avoid; }
-th, td { border: 0.5pt solid #666; padding: 0.5mm 1.2mm; text-align: left; vertical-align: top; }
-td.num { white-space: nowrap; text-align: right; }
-.small { font-size: 0.85em; }
-code { font-family: "DejaVu Sans Mono", "FreeMono", monospace; font-size: 0.88em; }
-.diagrams { display: flex; gap: 4mm; align-items: flex-end; break-inside: avoid; }
-.diagrams figure { margin: 0; flex: 1 1 0; }
-.diagrams img { width: 100%; height: auto; max-height: var(--tl-fig, 80mm); object-fit: contain; }
-.diagrams figcaption { font-size: 0.85em; }
-footer { margin-top: 2mm; border-top: 0.5pt solid #000; padding-top: 1mm; font-size: 0.9em; }
-a { color: #000; text-decoration: none; }
-"""
-
-
 def build(printed) -> str:
     import segno
 
@@ -225,7 +207,7 @@ def build(printed) -> str:
     eq_table, n_eq = equations(printed)
     ex_table, n_ex = exercises(printed)
     title = yaml.safe_load((ROOT / "_config.yml").read_text())["title"]
-    cheat = built.page("cheat_sheet")
+    cheat = built.page(pages.the("cheat-sheet"))
     running = cheat.select_one("article section > p:nth-of-type(1)")
     running_text = ""
     if running is not None:
@@ -236,7 +218,7 @@ def build(printed) -> str:
     where = "printed student edition" if printed else "web edition (no PDF built: web numbers)"
     content = f"""
 <header><div><h1>{html.escape(title)}</h1>
-<p>The book, to read and run: <b>{html.escape(url)}</b> &middot; source (MIT licence): {html.escape(repo)}</p>
+<p>The book, to read and run: <b>{html.escape(url)}</b> &middot; source ({html.escape(book_values()["licence"])} licence): {html.escape(repo)}</p>
 <p>Numbers and pages: the {where}.</p>
 {running_text}</div>{qr}</header>
 <h2>{count_word(n_eq)} equations</h2>
@@ -252,26 +234,10 @@ def build(printed) -> str:
 <footer>{html.escape(title)} &middot; {html.escape(url)}</footer>
 """
     katex = next(iter(sorted(SITE.rglob("katex*.css"))), None)
-    katex_link = f'<link rel="stylesheet" href="../{katex.relative_to(SITE).as_posix()}">' if katex else ""
-    return f"""<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Handout: {html.escape(title)}</title>
-<meta name="description" content="Two A4 pages to keep: equations, shapes, exercises, mask conventions, the book's address.">
-<link rel="icon" href="../_static/favicon.png">
-{katex_link}
-<style>{STYLE}</style>
-</head>
-<body>
-<main>{content}</main>
-<script>{printing.READY_SCRIPT}
-tlWhenReady(null);
-</script>
-</body>
-</html>
-"""
+    return printing.kit_page(
+        f"Handout: {title}", "Two A4 pages to keep: equations, shapes, exercises, mask conventions, the book's address.",
+        [f"../{katex.relative_to(SITE).as_posix()}"] if katex else [], (TEMPLATES / "handout.css").read_text(),
+        f"<main>{content}</main>", "tlWhenReady(null);")
 
 
 def _pages(path: Path) -> int:

@@ -1,11 +1,11 @@
 """Read the pacing plans, the pages' time budgets and the run sheet from the book's sources.
 
-One source for each: the plans are the tables of ``book/instructor_notes.md`` (section
-"Pacing plan"); a page's time is a substitution ``time_<page>`` in ``_config.yml``
-(``parse: myst_substitutions``), which the page prints in its ``Time:`` note as
-``{{ time_<page> }}`` and which every other page that announces it prints the same way;
-the run sheet is ``book/instructor_run_sheet.md``. ``tests/test_pacing.py`` adds them up;
-``tools/slides.py`` turns the run sheet into the slides' speaker notes.
+One source for each, found by what the pages declare (``tools/pages.py``): the plans are
+the tables of the page of ``kind: pacing-plan`` (section "Pacing plan"); a page's time is
+its own front matter's ``myst: substitutions: time``, which the page prints in its
+``Time:`` note as ``{{ time }}`` (and any page announcing it as ``{{ time_<page> }}``,
+generated); the run sheet is the page of ``kind: run-sheet``. ``tests/test_pacing.py``
+adds them up; ``tools/slides.py`` turns the run sheet into the slides' speaker notes.
 
 How long a page takes (``reading_minutes``), measured on the built page as a student sees
 it (``make book`` first), at these rates, decided here:
@@ -16,7 +16,7 @@ it (``make book`` first), at these rates, decided here:
 * text output: 40 lines a minute (a glance at arrays and tables); each figure: half a minute;
 * a formula shown on its own line: a quarter of a minute.
 
-A page whose work is exercises (``book/exercises.md``) is timed by its exercises instead:
+A page whose work is exercises (``kind: exercises``) is timed by its exercises instead:
 each exercise's heading carries its minutes.
 
 ``python tools/pacing.py`` prints the full plan with each page's budget, and with
@@ -30,10 +30,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-BOOK = ROOT / "book"
-NOTES = BOOK / "instructor_notes.md"
-RUN_SHEET = BOOK / "instructor_run_sheet.md"
+import pages
+
+ROOT = pages.ROOT
+BOOK = pages.BOOK
+NOTES = pages.path(pages.the("pacing-plan"))
+RUN_SHEET = pages.path(pages.the("run-sheet"))
 MODES = {"in class", "lab", "self-study", "break", "buffer"}
 DOC = re.compile(r"\{doc\}`(?:[^`<]*<)?([^`>]+)>?`")
 
@@ -109,25 +111,18 @@ def short_plan_totals(text: str | None = None) -> tuple[int, int]:
     return int(total[3].strip("*")), int(total[4].strip("*"))
 
 
-CONFIG = ROOT / "_config.yml"
 BUDGET = re.compile(r"^(\d+)(?:-(\d+))? minutes(, optional)?$")
-TIME_NOTE = re.compile(r"Time:\s*(.{0,40})")
 
 
 def budgets() -> dict[str, tuple[int, int, bool]]:
-    """page -> (low, high, optional) from the ``time_<page>`` substitutions of _config.yml."""
-    import yaml
-
-    subs = (yaml.safe_load(CONFIG.read_text()).get("parse") or {}).get("myst_substitutions") or {}
+    """page -> (low, high, optional) from each page's declared time (``tools/pages.py``)."""
     out = {}
-    for key, value in subs.items():
-        if not key.startswith("time_"):
-            continue
-        m = BUDGET.match(str(value).strip())
+    for page, value in pages.times().items():
+        m = BUDGET.match(value.strip())
         if not m:
-            raise ValueError(f"_config.yml: {key}: {value!r} is not 'N minutes', 'N-M minutes' or '..., optional'")
+            raise ValueError(f"book/{page}.md: time: {value!r} is not 'N minutes', 'N-M minutes' or '..., optional'")
         low = int(m.group(1))
-        out[key.removeprefix("time_")] = (low, int(m.group(2) or low), bool(m.group(3)))
+        out[page] = (low, int(m.group(2) or low), bool(m.group(3)))
     return out
 
 
@@ -188,7 +183,9 @@ def reading_minutes(page: str, site: Path | None = None) -> Reading:
     output = sum(len(pre.get_text().rstrip("\n").splitlines()) for pre in article.select(".cell_output pre"))
     figures = len(article.select("img")) - len(article.select("img.only-dark, .only-dark img, img[class*=dark]"))
     display = len(article.select("div.math, .math-wrapper, span.katex-display"))
-    minutes = sum(int(m.group(1)) for h in article.select("h2") if (m := EXERCISE_MINUTES.search(h.get_text(" ", strip=True).replace("#", "").strip())))
+    minutes = 0
+    if pages.kind(page) == "exercises":
+        minutes = sum(int(m.group(1)) for h in article.select("h2") if (m := EXERCISE_MINUTES.search(h.get_text(" ", strip=True).replace("#", "").strip())))
     for el in article.select(".cell, div.highlight, div.math, span.katex-display, figure"):
         el.decompose()
     words = len(re.findall(r"[A-Za-z0-9][\w'’.-]*", article.get_text(" ")))
@@ -197,7 +194,8 @@ def reading_minutes(page: str, site: Path | None = None) -> Reading:
 
 @dataclass
 class RunSheetSection:
-    number: int
+    number: int  # its place in the run sheet, from 1 (the build prints the section's number)
+    label: str  # "run-foundations": slides and notes find the section by it
     title: str
     clock: str
     minutes: int
@@ -206,7 +204,10 @@ class RunSheetSection:
     body: str
 
 
-RUN_HEADING = re.compile(r"^## (\d+)\. (.+?) \((\d+:\d\d-\d+:\d\d), (\d+) minutes(?:, ([a-z ]+))?\)\s*$", re.MULTILINE)
+# A segment of the run sheet: a labelled section, "(run-x)=" then "## Title (0:10-0:25,
+# 15 minutes, in class)". No typed number: the build numbers the sections.
+RUN_HEADING = re.compile(
+    r"^\(([\w-]+)\)=\n## (.+?) \((\d+:\d\d-\d+:\d\d), (\d+) minutes(?:, ([a-z ]+))?\)\s*$", re.MULTILINE)
 
 
 def run_sheet(text: str | None = None) -> list[RunSheetSection]:
@@ -219,7 +220,8 @@ def run_sheet(text: str | None = None) -> list[RunSheetSection]:
             m.group(1).lower(): " ".join(m.group(2).split())
             for m in re.finditer(r"\*\*([A-Z][a-z ]+)\.\*\*\s*(.*?)(?=\n\*\*[A-Z][a-z ]+\.\*\*|\Z)", body, re.DOTALL)
         }
-        sections.append(RunSheetSection(int(h.group(1)), h.group(2), h.group(3), int(h.group(4)), (h.group(5) or "").strip(), fields, body))
+        sections.append(RunSheetSection(i + 1, h.group(1), h.group(2), h.group(3), int(h.group(4)),
+                                        (h.group(5) or "").strip(), fields, body))
     return sections
 
 

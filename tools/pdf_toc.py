@@ -8,10 +8,12 @@ Both editions start from ``_toc.yml`` with two changes for print:
   page (``book/intro``) becomes the first chapter of the first part. In a LaTeX build
   sphinx-jupyterbook-latex prints the root document as unnumbered front matter
   *without its title*, so the intro chapter would lose its heading.
-* Every entry whose file name contains ``instructor`` (the instructor notes, the run
-  sheet, the assessment) leaves its part (and a part left with no chapters goes). The
-  instructor edition prints them in a last part, "For instructors", after everything
-  else; the student edition leaves them out.
+* Every page of the instructor edition only (the instructor notes, the run sheet, the
+  assessment) leaves its part (and a part left with no chapters goes). The instructor
+  edition prints them in a last part, "For instructors", after everything else; the
+  student edition leaves them out. A page says so itself, ``edition: instructor`` in its
+  front matter (``tools/pages.py``), or its ``_toc.yml`` entry does (``edition:
+  instructor`` beside ``file:``, which wins); a file name means nothing.
 
 **Same page numbers in both editions (the decision).** A class works from both editions
 at once ("turn to page 42"), so everything the two editions share comes first and in the
@@ -51,6 +53,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pages
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,7 +65,16 @@ INSTRUCTOR_PART = "For instructors"
 
 
 def is_instructor(entry: dict) -> bool:
-    return "instructor" in Path(entry.get("file", "")).name
+    """Whether a toc entry is a page of the instructor edition only: its ``edition:`` in
+    ``_toc.yml``, else the page's own declaration. A file that is not there (the build
+    stops on it anyway) is in both editions."""
+    if "edition" in entry:
+        return entry["edition"] == "instructor"
+    file = entry.get("file", "")
+    try:
+        return pages.edition(file) == "instructor"
+    except FileNotFoundError:
+        return False
 
 
 def pdf_toc(toc: dict, edition: str) -> dict:

@@ -13,9 +13,13 @@ a blank page on a loaded machine.
 from __future__ import annotations
 
 import contextlib
+import html
+import string
 from pathlib import Path
 
 import chromium
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 READY = "() => window.tlReady === true"
 TIMEOUT_MS = 600_000
@@ -67,3 +71,16 @@ def pdf(page, out: Path, **options) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     page.pdf(path=str(out), print_background=True, prefer_css_page_size=True, **options)
     return out
+
+
+def template(name: str, **values) -> str:
+    """``tools/templates/<name>`` with ``$name`` placeholders filled (``string.Template``)."""
+    return string.Template((TEMPLATES / name).read_text()).substitute(values)
+
+
+def kit_page(title: str, description: str, stylesheets: list[str], style: str, body: str, script: str) -> str:
+    """A page of the teaching kit (``tools/templates/page.html``): its title, description,
+    stylesheet URLs, styles, body and script; the script runs after :data:`READY_SCRIPT`."""
+    links = "\n".join(f'<link rel="stylesheet" href="{html.escape(url, quote=True)}">' for url in stylesheets)
+    return template("page.html", title=html.escape(title), description=html.escape(description, quote=True),
+                    stylesheets=links, style=style, body=body, ready_script=READY_SCRIPT, script=script)

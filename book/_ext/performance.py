@@ -1,5 +1,5 @@
-"""Four things Sphinx and the theme do not offer as settings, measured by
-benchmarks/bench_site.py and the layout-shift tests (tests/test_browser.py):
+"""Three things Sphinx and the theme do not offer as settings, measured by
+benchmarks/bench_site.py and the browser tests (tests/test_browser.py):
 
 * A meta description on every page (Lighthouse SEO: "Document does not have a meta
   description"; search engines show it under the title).
@@ -18,13 +18,6 @@ benchmarks/bench_site.py and the layout-shift tests (tests/test_browser.py):
   not fetch a lazy image that is not rendered, so the hidden variant is fetched only when
   the reader switches mode (tests/test_browser.py checks both modes). Set on the image
   nodes in Sphinx's documented ``doctree-resolved`` event; docutils writes the attribute.
-* A marker right after each page's title (``<span id="tl-after-title" hidden>``), which
-  book/_templates/layout.html names in ``<link rel="expect" blocking="render">``: the first
-  paint waits until the header row and the title have been parsed. On a slow phone or a
-  busy machine Chromium painted while its parser was inside the title, before the title's
-  "#" link had arrived; the "#" then pushed the title's last word onto a new line (at 390 px
-  "20. Bibliography" became two lines: CLS 0.010). Added to the doctree the HTML writer
-  reads (``doctree-resolved``), as a raw HTML node: the other builders leave it out.
 
 The description:
 
@@ -47,7 +40,6 @@ from pathlib import Path
 from docutils import nodes
 
 LENGTH = 155  # what search engines show
-TITLE_MARKER = '<span id="tl-after-title" hidden></span>'  # book/_templates/layout.html waits for it
 NOT_PROSE = (nodes.Admonition, nodes.container, nodes.table, nodes.footnote, nodes.citation, nodes.sidebar,
              nodes.topic, nodes.field_list, nodes.definition_list, nodes.bullet_list, nodes.enumerated_list)
 
@@ -118,16 +110,7 @@ def _lazy_themed_figures(app, doctree, docname) -> None:
             image["loading"] = "lazy"
 
 
-def _title_marker(app, doctree, docname) -> None:
-    if app.builder.format != "html":
-        return
-    title = next(iter(doctree.findall(nodes.title)), None)
-    if title is not None and isinstance(title.parent, nodes.section):
-        title.parent.insert(title.parent.index(title) + 1, nodes.raw("", TITLE_MARKER, format="html"))
-
-
 def setup(app):
-    app.connect("doctree-resolved", _title_marker)
     app.connect("html-page-context", _page_context)
     app.connect("doctree-resolved", _lazy_themed_figures)
     app.connect("build-finished", _palette_figures)

@@ -114,9 +114,52 @@ class _Canvas:
         self.ax.plot(xs, ys, color=self.fg, linewidth=0.9, **kw)
 
 
-def _diagram(height: float, draw, shapes: dict) -> ThemedFigure:
+def _by(shape) -> str:
+    """A shape as alt text reads it: ``(6, 16)`` -> "6 by 16"."""
+    return " by ".join(str(int(n)) for n in shape)
+
+
+# Each diagram's alt text (what the site's image says to a screen reader): a shape's name
+# in braces is written as the diagram draws it ("6 by 16"), other names are the sizes.
+ALT = {
+    "self_attention": """\
+Flow diagram drawn as grids of cells. X, {X}, is multiplied by W Q, W K and W V, {W_Q},
+giving Q, K and V, each {Q}. Q and K give the scores, Q K transposed over the square root
+of {d_k}, {scores}, one row per query and one column per key. A softmax along each row
+gives the weights, {weights}, each row summing to 1. The weights times V give the
+output, {output}.""",
+    "multi_head": """\
+Flow diagram. X, {X}, is multiplied by the projections W Q, W K and W V, each {W_Q},
+giving Q, K and V, {Q}, whose columns are coloured in {h} bands of {d_k}, one per head.
+Each head computes its own {t}-by-{t} weights, {weights} in all, and its own output,
+{head}. The {h} outputs are concatenated back to {concat} and multiplied by the output
+projection W O, {W_O}, giving the output, {output}.""",
+    "encoder_layer": """\
+Two flow diagrams side by side. On the left, post-norm, x ({post_input}) goes through
+multi-head self-attention; x is added back; then layer norm; then the feed-forward
+network, {d_model} to {d_ff} to {d_model}, with a hidden shape of {post_hidden}; its input is
+added back; then layer norm; the output is {post_output}. On the right, pre-norm, layer
+norm comes before each sub-layer instead, and the residual sums come last.""",
+    "positional_input": """\
+Diagram. The token embeddings X, {X}, one row per word of "{words}", plus the
+positional encoding PE, {PE}, one row per position 0 to {last}, drawn as coloured
+cells. Their sum, X plus PE, {sum}, goes into encoder layer 0, then layers 1 to N-1.""",
+    "decoder_layer": """\
+A flow diagram. x ({input}) goes through masked multi-head self-attention with weights
+{self_weights}, is added back and layer-normed; then multi-head cross-attention, whose
+keys and values come from the memory M ({memory}) on the right, with weights
+{cross_weights}, added back and layer-normed; then the feed-forward network, {d_model} to
+{d_ff} to {d_model} with a hidden shape of {hidden}, added back and layer-normed; the
+output is {output}.""",
+}
+
+
+def _diagram(height: float, draw, shapes: dict, alt: str, **sizes) -> ThemedFigure:
+    """The figure, its shapes (``fig.shapes``) and its alt text (``fig.alt``), both from the
+    same sizes as the drawing."""
     fig = themed((WIDTH, height), lambda f, theme: draw(_Canvas(f, theme, height)), svg=True, layout=None)
     fig.shapes = {name: tuple(int(n) for n in shape) for name, shape in shapes.items()}
+    fig.alt = " ".join(alt.format(**{name: _by(s) for name, s in fig.shapes.items()}, **sizes).split())
     return fig
 
 
@@ -173,7 +216,7 @@ def self_attention(seq_len: int = SEQ_LEN, d_model: int = example.D_MODEL,
         c.arrow((xv, y2 - seq_len * cell / 2 - 0.3), (xo + 0.2, top5), "weights × V")
         c.matrix(xo, y5, seq_len, d_k, cell, "output", shapes["output"])
 
-    return _diagram(height, draw, shapes)
+    return _diagram(height, draw, shapes, ALT["self_attention"], d_k=d_k)
 
 
 def multi_head(seq_len: int = SEQ_LEN, d_model: int = example.D_MODEL, num_heads: int = example.NUM_HEADS) -> ThemedFigure:
@@ -249,7 +292,7 @@ def multi_head(seq_len: int = SEQ_LEN, d_model: int = example.D_MODEL, num_heads
                 f"× $W^O$ {shape_label(shapes['W_O'])}")
         c.matrix(WIDTH / 2, y6, seq_len, d_model, cell, "output", shapes["output"])
 
-    return _diagram(height, draw, shapes)
+    return _diagram(height, draw, shapes, ALT["multi_head"], h=h, d_k=d_k, t=seq_len, head=_by(shapes['heads'][1:]))
 
 
 def encoder_layer(seq_len: int = SEQ_LEN, d_model: int = example.D_MODEL, num_heads: int = example.NUM_HEADS,
@@ -320,7 +363,7 @@ def encoder_layer(seq_len: int = SEQ_LEN, d_model: int = example.D_MODEL, num_he
         column(c, 3.7, "pre", "pre-norm", ["|", "norm", "attn", "+", "|", "norm", "ffn", "+"])
         c.ax.plot([2.5, 2.5], [0.2, height - 0.1], color=c.muted, linewidth=0.6, linestyle=":")
 
-    return _diagram(height, draw, shapes)
+    return _diagram(height, draw, shapes, ALT["encoder_layer"], d_model=d_model, d_ff=d_ff)
 
 
 def plt_circle(x, y, r, c: _Canvas):
@@ -369,7 +412,7 @@ def positional_input(tokens=None, d_model: int = example.D_MODEL) -> ThemedFigur
         c.box(xm, y3, 2.2, 0.4, "encoder layer 0", fill=FILL[c.theme])  # layers count from 0
         c.arrow((xm, y3 - 0.2), (xm, y3 - 0.55), "layers 1 ... N-1")
 
-    return _diagram(height, draw, shapes)
+    return _diagram(height, draw, shapes, ALT["positional_input"], words=' '.join(tokens), last=t - 1)
 
 
 def decoder_layer(seq_len: int = SEQ_LEN, memory_len: int = 5, d_model: int = example.D_MODEL,
@@ -428,4 +471,4 @@ def decoder_layer(seq_len: int = SEQ_LEN, memory_len: int = 5, d_model: int = ex
         c.arrow((cx, y), (cx, y - 0.3))
         c.text(cx, y - 0.45, f"output {shape_label(shapes['output'])}")
 
-    return _diagram(height, draw, shapes)
+    return _diagram(height, draw, shapes, ALT["decoder_layer"], d_model=d_model, d_ff=d_ff)

@@ -2,15 +2,14 @@
 
 Each function computes what the figure shows with the library, at build time, and
 returns an :class:`Explorable`. On the web site the book's builder turns it into a few
-dozen lines of plain JavaScript and SVG served by the site itself
-(``book/_site_extra/interactive/``), over a static figure that stays in place without
-JavaScript; the PDFs, Jupyter, Colab and Binder show the static figure (a PNG).
+dozen lines of plain JavaScript and SVG served by the site itself, over a static figure
+that stays in place without JavaScript (:class:`transformer_lessons.site.ExplorableHtml`);
+the PDFs, Jupyter, Colab and Binder show the static figure (a PNG).
 """
 
 from __future__ import annotations
 
-import json
-from typing import ClassVar, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -19,8 +18,6 @@ from .attention import scaled_dot_product_attention, softmax
 from .positional import positional_encoding
 
 EXPLORABLE_MIME = "application/vnd.transformer-lessons.explorable+json"
-SCRIPT = "../interactive/explorables.js"  # pages live in book/, the site's extra files at its root
-STYLE = "../interactive/explorables.css"
 DIGITS = 3
 
 
@@ -101,31 +98,3 @@ def pe_explorer(seq_len: int = 64, d_model: int = 32, position: int = 10) -> Exp
     data = {"pe": _round(pe), "similarity": _round(similarity), "position": int(position)}
     static = plots.pe_similarity_plot(pe, position)
     return Explorable("pe", data, static, "Positional encoding: pick a position")
-
-
-class ExplorableHtml:
-    """myst-nb output renderer for :data:`EXPLORABLE_MIME` on the HTML builder: the static
-    figure (both themes, the cell's alt text) in a ``tl-static`` block, and an empty
-    ``tl-explorable`` block that ``explorables.js`` fills and then shows, hiding the static one."""
-
-    mime_priority_overrides: ClassVar = [("html", EXPLORABLE_MIME, 0)]
-
-    @staticmethod
-    def handle_mime(renderer, data, inline):
-        if data.mime_type != EXPLORABLE_MIME:
-            return None
-        from docutils import nodes
-        from myst_nb.core.render import MimeData
-
-        content = data.content
-        payload = json.dumps({"kind": content["kind"], "data": content["data"]}, separators=(",", ":"))
-        payload = payload.replace("<", "\\u003c")  # nothing in it can close the script element
-        head = (f'<link rel="stylesheet" href="{STYLE}">'
-                f'<div class="tl-explorable" data-kind="{content["kind"]}" hidden>'
-                f'<script type="application/json" class="tl-data">{payload}</script></div>'
-                f'<script src="{SCRIPT}" defer></script>')
-        static = nodes.container(classes=["tl-static"])
-        part = MimeData(plots.THEMED_MIME, content["static"], cell_metadata=data.cell_metadata,
-                        output_metadata={}, cell_index=data.cell_index, output_index=data.output_index, line=data.line)
-        static.extend(plots.ThemedImages.handle_mime(renderer, part, inline)[0].children)
-        return [nodes.raw("", head, format="html"), static]

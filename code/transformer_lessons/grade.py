@@ -2,7 +2,9 @@
 
     python -m transformer_lessons.grade FILE_OR_NOTEBOOK... [--csv FILE] [--items KEY,...]
         [--assignment NAME] [--feedback DIR] [--time-limit S] [--memory-limit BYTES]
-    python -m transformer_lessons.grade --gradescope DIR      # write a Gradescope autograder
+    python -m transformer_lessons.grade --gradescope DIR [--variants]  # write a Gradescope autograder
+    python -m transformer_lessons.grade --variant-for STUDENT_ID       # print a student's variant
+    python -m transformer_lessons.grade --variants roster.csv FILE...  # grade each against its variant
 
 Each submission is a ``.py`` file (split into cells at ``# %%`` lines) or a notebook. Its
 imports, definitions and module-level helpers run (:mod:`transformer_lessons.submission`
@@ -18,6 +20,12 @@ fails with a one-line reason when its check exceeds ``--time-limit`` (the child 
 when the child exits, crashes or runs out of memory, or when the graded function uses the
 book's own implementation (an import from ``transformer_lessons`` other than
 ``softmax`` and, where the item is not about masks, ``causal_mask``).
+
+With ``--variants roster.csv`` the graded assignment is checked against each student's own
+variant (:mod:`transformer_lessons.variants`): the roster maps each submission's file name to
+the student's id, the id and ``--variant-seed`` choose the variant, and that variant's item
+(:func:`variant_item`) replaces the assignment's item. Without ``--items``/``--assignment``
+only the assignment is graded then.
 """
 
 from __future__ import annotations
@@ -36,8 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import checks, submission
-from .checks import bughunt
+from . import checks, submission, variants
+from .checks import assignment, bughunt
 from .sandbox import (
     BadReply, ItemTimeout, RemoteClass, RemoteFunction, Sandbox, SandboxError, WorkerDied, clean_text,
     set_subreaper,
@@ -121,6 +129,32 @@ ASSIGNMENTS = {
 }
 """Named sets of items: the 30-minute lab's Exercises 1 to 3, the exercises page, its bug
 hunt, the graded assignment, the decoder and language-model pages' exercises, everything."""
+
+
+ASSIGNMENT_KEY = "assign_causal_multi_head"  # the graded assignment's item, which a variant replaces
+
+
+def variant_item(variant: variants.Variant) -> Item:
+    """The rubric item of a variant of the graded assignment (the causal one is the rubric's own)."""
+    if variant.key == "causal":
+        return next(i for i in RUBRIC if i.key == ASSIGNMENT_KEY)
+    if variant.key == "padding":
+        check = assignment.check_padded_multihead_attention
+    elif variant.key == "cross":
+        check = assignment.check_cross_multihead_attention
+    else:
+        h = variant.num_heads
+
+        def check(f):
+            assignment.check_fixed_heads_causal_attention(f, h)
+    return Item(variant.item_key, variant.name, variants.POINTS, check, f"the graded assignment, variant `{variant.key}`")
+
+
+def items_for_variant(items: list[Item], variant: variants.Variant) -> list[Item]:
+    """``items`` with the assignment's item replaced by ``variant``'s."""
+    if ASSIGNMENT_KEY not in {i.key for i in items}:
+        raise ValueError(f"variants replace the assignment's item {ASSIGNMENT_KEY}, which the selection lacks")
+    return [variant_item(variant) if i.key == ASSIGNMENT_KEY else i for i in items]
 
 
 def rubric_markdown(items: list[Item] | None = None) -> str:
@@ -346,12 +380,22 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def csv_text(results: list[Result], items: list[Item]) -> str:
+def csv_text(results: list[Result], items: list[Item], student_variants: dict[str, str] | None = None) -> str:
+    """One row per student. With ``student_variants`` (student -> variant key) a ``variant``
+    column is added and the assignment's column, whatever the variant, is ``assignment``."""
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=["student", *(i.key for i in items), "total"], lineterminator="\n")
+    keys = [i.key for i in items]
+    if student_variants is not None:
+        keys = ["variant", *("assignment" if k == ASSIGNMENT_KEY else k for k in keys)]
+    writer = csv.DictWriter(buf, fieldnames=["student", *keys, "total"], lineterminator="\n")
     writer.writeheader()
     for r in results:
-        writer.writerow({"student": r.student, **r.points, "total": r.total})
+        points = dict(r.points)
+        if student_variants is not None:
+            variant = variants.BY_KEY[student_variants[r.student]]
+            points["assignment"] = points.pop(variant.item_key)
+            points["variant"] = variant.key
+        writer.writerow({"student": r.student, **points, "total": r.total})
     return buf.getvalue()
 
 
@@ -372,23 +416,59 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-limit", type=int, default=None,
                         help=f"bytes of address space per process of a submission (default {MEMORY_LIMIT}, 2 GiB)")
     parser.add_argument("--gradescope", type=Path, metavar="DIR", help="write a Gradescope autograder bundle and stop")
+    parser.add_argument("--variant-for", metavar="STUDENT_ID", help="print the assignment's variant of this student")
+    parser.add_argument("--variants", nargs="?", const=True, metavar="ROSTER",
+                        help="grade the assignment against each student's variant: a CSV with columns student "
+                        "(the id) and submission (the file); with --gradescope, no value: the bundle does it")
+    parser.add_argument("--variant-seed", default=variants.DEFAULT_SEED,
+                        help=f"the course's seed that, with the id, chooses a variant (default {variants.DEFAULT_SEED!r})")
     args = parser.parse_args(argv)
+    if args.variant_for is not None:
+        try:
+            print(variants.task_text(variants.variant_for(args.variant_for, args.variant_seed), args.variant_for.strip()))
+        except ValueError as err:
+            parser.error(str(err))
+        return 0
     if args.gradescope:
         from . import gradescope
 
-        gradescope.write_bundle(args.gradescope, items=args.items, assignment=args.assignment,
-                                time_limit=args.time_limit, memory_limit=args.memory_limit)
+        try:
+            gradescope.write_bundle(args.gradescope, items=args.items, assignment=args.assignment,
+                                    time_limit=args.time_limit, memory_limit=args.memory_limit,
+                                    variant_seed=args.variant_seed if args.variants else None)
+        except ValueError as err:
+            parser.error(str(err))
         print(f"wrote the Gradescope autograder to {args.gradescope}")
         return 0
     if not args.submissions:
-        parser.error("give the submissions to grade (or --gradescope DIR)")
+        parser.error("give the submissions to grade (or --gradescope DIR, or --variant-for STUDENT_ID)")
+    if args.variants is True:
+        parser.error("--variants needs the roster CSV (student, submission) when grading files")
     try:
-        items = select_items(args.items, args.assignment)
-    except ValueError as err:
+        if args.variants and not (args.items or args.assignment):
+            items = select_items(assignment="assignment")
+        else:
+            items = select_items(args.items, args.assignment)
+        per_student = {}
+        if args.variants:
+            roster = variants.read_roster(Path(args.variants))
+            unknown = [p.name for p in args.submissions if p.name not in roster]
+            if unknown:
+                raise ValueError(f"not in the roster {args.variants}: {', '.join(unknown)}")
+            for path in args.submissions:
+                variant = variants.variant_for(roster[path.name], args.variant_seed)
+                per_student[path] = (roster[path.name], variant, items_for_variant(items, variant))
+    except (ValueError, OSError) as err:
         parser.error(str(err))
-    results = []
+    results, student_variants = [], {}
     for path in args.submissions:
-        result = grade_submission(path, items, time_limit=args.time_limit, memory_limit=args.memory_limit)
+        chosen = per_student[path][2] if path in per_student else items
+        result = grade_submission(path, chosen, time_limit=args.time_limit, memory_limit=args.memory_limit)
+        if path in per_student:
+            student, variant, _ = per_student[path]
+            result.student = clean_text(student, 80)
+            result.notes.insert(0, f"variant {variant.key}: {variant.name}{variant.signature}")
+            student_variants[result.student] = variant.key
         print("\n".join(report_lines(result)), flush=True)
         results.append(result)
     summary = class_summary(results)
@@ -403,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
             _write_atomic(args.feedback / f"{r.student}.txt", feedback_text(r))
         print(f"wrote {len(results)} feedback files to {args.feedback}")
     if args.csv:
-        _write_atomic(args.csv, csv_text(results, items))
+        _write_atomic(args.csv, csv_text(results, items, student_variants if args.variants else None))
         _write_atomic(args.csv.with_name(args.csv.stem + "_summary.txt"), summary_text + "\n")
         print(f"wrote {args.csv} ({len(results)} students) and {args.csv.stem}_summary.txt")
     return 0

@@ -7,12 +7,18 @@
   grader was run with here);
 - ``requirements.txt``;
 - ``transformer_lessons/``: a copy of this package, the checks and the sandbox;
-- ``config.json``: the items to grade, the time and memory limits;
+- ``config.json``: the items to grade, the time and memory limits, and (``--variants``) the
+  seed of the per-student variants;
 - ``run_autograder``: grades the submission and writes ``results/results.json``.
 
 Gradescope puts the student's files in ``/autograder/submission`` and reads
 ``/autograder/results/results.json``: ``{"score", "output", "execution_time", "tests":
 [{"name", "score", "max_score", "status", "output"}, ...]}``, one test per rubric item.
+With variants (``--gradescope DIR --variants``), the graded assignment is checked against the
+variant of the submission's student: Gradescope writes ``/autograder/submission_metadata.json``,
+whose ``users`` list the submitters; the id is the first user's ``sid`` (the student id of the
+course roster) or, where the course has none, that user's ``email`` (use the same ids with
+``--variant-for``). A submission without either is graded 0 with that reason.
 The root ``/autograder`` can be changed with the environment variable
 ``TRANSFORMER_LESSONS_AUTOGRADER_ROOT`` (the tests grade a scratch folder that way).
 
@@ -54,11 +60,17 @@ PYTHONPATH="$source_dir" exec "${{PYTHON:-python3}}" -m transformer_lessons.grad
 
 
 def write_bundle(folder: Path, *, items: str | None = None, assignment: str | None = None,
-                 time_limit: float | None = None, memory_limit: int | None = None) -> None:
-    """Write the autograder bundle into ``folder`` (created if needed)."""
+                 time_limit: float | None = None, memory_limit: int | None = None,
+                 variant_seed: str | None = None) -> None:
+    """Write the autograder bundle into ``folder`` (created if needed); with ``variant_seed``,
+    each submission's assignment is graded against its student's variant."""
     from . import grade
 
+    if variant_seed is not None and not (items or assignment):
+        assignment = "assignment"
     chosen = grade.select_items(items, assignment)
+    if variant_seed is not None and grade.ASSIGNMENT_KEY not in {i.key for i in chosen}:
+        raise ValueError(f"--variants replaces the assignment's item {grade.ASSIGNMENT_KEY}, which the selection lacks")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     package = folder / "transformer_lessons"
@@ -73,6 +85,7 @@ def write_bundle(folder: Path, *, items: str | None = None, assignment: str | No
         "items": [i.key for i in chosen],
         "time_limit": grade.TIME_LIMIT if time_limit is None else time_limit,
         "memory_limit": grade.MEMORY_LIMIT if memory_limit is None else memory_limit,
+        "variant_seed": variant_seed,
     }
     (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n")
     for name, text in (("setup.sh", SETUP), ("run_autograder", RUN)):
@@ -93,17 +106,40 @@ def find_submission(folder: Path) -> tuple[Path | None, str]:
     return chosen, note
 
 
+def student_id(root: Path) -> str | None:
+    """The submitter's id from ``root/submission_metadata.json``: the first user's ``sid``, else ``email``."""
+    try:
+        users = json.loads((root / "submission_metadata.json").read_text(encoding="utf-8")).get("users") or []
+    except (OSError, ValueError, AttributeError):
+        return None
+    for user in users[:1]:
+        for field in ("sid", "email"):
+            if isinstance(user, dict) and str(user.get(field) or "").strip():
+                return str(user[field]).strip()
+    return None
+
+
 def results(root: Path, config: dict) -> dict:
     """Grade ``root/submission``; the ``results.json`` document."""
-    from . import grade
+    from . import grade, variants
 
     start = time.monotonic()
     items = grade.select_items(",".join(config["items"]))
     path, note = find_submission(root / "submission")
-    if path is None:
+    missing = None if path is not None else "missing: nothing was submitted"
+    if config.get("variant_seed") is not None:
+        student = student_id(root)
+        if student is None:
+            missing = missing or ("missing: submission_metadata.json names no student id (sid) or e-mail, "
+                                  "so this submission has no variant to be graded against")
+        else:
+            variant = variants.variant_for(student, config["variant_seed"])
+            items = grade.items_for_variant(items, variant)
+            note += f" Variant {variant.key} ({variant.name}{variant.signature}) for {student}."
+    if missing is not None:
         result = grade.Result("submission", items)
         for item in items:
-            result.points[item.key], result.verdicts[item.key] = 0, "missing: nothing was submitted"
+            result.points[item.key], result.verdicts[item.key] = 0, missing
     else:
         result = grade.grade_submission(path, items, time_limit=config["time_limit"],
                                         memory_limit=config["memory_limit"])

@@ -108,18 +108,58 @@ class CharLM(nn.Module):
         return self.head(self.norm(x))  # (B, 1, V)
 
 
+def next_token_probs(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None,
+                     top_p: float | None = None) -> torch.Tensor:
+    """The distribution the next token is drawn from: ``logits (V,)`` -> probabilities ``(V,)``.
+
+    ``softmax(logits / temperature)``, then, if given, only the ``top_k`` likeliest tokens
+    are kept, then only the smallest set of the likeliest whose probabilities add up to at
+    least ``top_p`` (nucleus sampling, Holtzman et al., 2020); what is kept is scaled to
+    sum to 1. Ties are broken by the lower token id (a stable sort), as the page's script does.
+    """
+    check_sampling(logits, temperature, top_k, top_p)
+    probs = torch.softmax(logits / temperature, dim=-1)  # (V,)
+    if top_k is None and top_p is None:
+        return probs
+    order = torch.sort(probs, descending=True, stable=True).indices  # likeliest first
+    keep = torch.ones_like(probs, dtype=torch.bool)  # in the sorted order
+    if top_k is not None:
+        keep[top_k:] = False
+    if top_p is not None:
+        before = torch.cumsum(probs[order], dim=0) - probs[order]  # mass of the likelier tokens
+        keep &= before < top_p  # the token that crosses top_p is kept
+    kept = torch.zeros_like(probs)
+    kept[order[keep]] = probs[order[keep]]
+    return kept / kept.sum()
+
+
+def check_sampling(logits, temperature, top_k, top_p):
+    """Raise ``ValueError`` unless ``logits`` is ``(V,)``, ``temperature > 0``, ``top_k`` None or
+    1..V and ``top_p`` None or in (0, 1]."""
+    if logits.dim() != 1:
+        raise ValueError(f"logits must be (V,), got {tuple(logits.shape)}")
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature > 0:
+        raise ValueError(f"temperature must be a number > 0, got {temperature!r}")
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= len(logits)):
+        raise ValueError(f"top_k must be an int from 1 to V={len(logits)} (or None), got {top_k!r}")
+    if top_p is not None and (isinstance(top_p, bool) or not isinstance(top_p, (int, float)) or not 0 < top_p <= 1):
+        raise ValueError(f"top_p must be a number in (0, 1] (or None), got {top_p!r}")
+
+
 @torch.no_grad()
 def generate(model: CharLM, prompt: torch.Tensor, num_new: int, temperature: float = 1.0,
-             seed: int = 0, use_cache: bool = True) -> torch.Tensor:
+             seed: int = 0, use_cache: bool = True, top_k: int | None = None,
+             top_p: float | None = None) -> torch.Tensor:
     """Sample ``num_new`` tokens after ``prompt (T0,)``; returns ``(T0 + num_new,)``.
 
-    Each step samples from ``softmax(logits / temperature)``: low temperatures pick the
-    likeliest character more often, high ones flatten the distribution. With
-    ``use_cache`` each step runs :meth:`CharLM.step` on the newest token; without it,
-    :meth:`CharLM.forward` on the whole sequence so far. Both give the same tokens.
+    Each step samples from :func:`next_token_probs`: ``softmax(logits / temperature)``,
+    cut to the ``top_k`` likeliest tokens and to the nucleus ``top_p`` if given. Low
+    temperatures pick the likeliest character more often, high ones flatten the
+    distribution. With ``use_cache`` each step runs :meth:`CharLM.step` on the newest
+    token; without it, :meth:`CharLM.forward` on the whole sequence so far. Both give
+    the same tokens.
     """
-    if temperature <= 0:
-        raise ValueError(f"temperature must be > 0, got {temperature}")
+    check_sampling(torch.zeros(model.cfg.vocab_size), temperature, top_k, top_p)
     if prompt.dim() != 1 or len(prompt) + num_new > model.cfg.context:
         raise ValueError(f"prompt (T0,) plus num_new must fit the context {model.cfg.context}; "
                          f"got prompt {tuple(prompt.shape)} and num_new={num_new}")
@@ -135,7 +175,7 @@ def generate(model: CharLM, prompt: torch.Tensor, num_new: int, temperature: flo
             logits = model.step(ids[-1].view(1, 1), cache)[0, -1]
         else:
             logits = model(ids[None])[0, -1]
-        probs = torch.softmax(logits / temperature, dim=-1)
+        probs = next_token_probs(logits, temperature, top_k, top_p)
         ids = torch.cat([ids, torch.multinomial(probs, 1, generator=gen)])
     return ids
 

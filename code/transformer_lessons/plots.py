@@ -11,8 +11,9 @@ same value on a light and on a dark page; only the background, text and axes cha
 Line plots use the Okabe-Ito palette plus distinct line styles and markers.
 
 On the web site both variants are shown, each with the theme's ``only-light`` or
-``only-dark`` class (:class:`ThemedImages`, a myst-nb output renderer); the PDFs, Jupyter,
-Colab and Binder get the light one as an ordinary PNG.
+``only-dark`` class (:class:`transformer_lessons.site.ThemedImages`); the PDFs, Jupyter,
+Colab and Binder get the light one as an ordinary PNG. A plain :class:`PngFigure` (the
+pretrained model's pictures) shows as a PNG in a notebook by itself.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import base64
 import contextlib
 import io
 import textwrap
-from typing import Callable, ClassVar, Sequence
+from typing import Callable, Sequence
 
 import matplotlib
 import numpy as np
@@ -89,6 +90,7 @@ class ThemedFigure(Figure):
 
     dark: Figure
     svg: bool = False
+    alt: str | None = None  # alt text the figure brings (a diagram describes its own sizes)
 
     def image_bytes(self, theme: str = "light", fmt: str = "png", dpi: int = PNG_DPI) -> bytes:
         fig = self if theme == "light" else self.dark
@@ -107,6 +109,8 @@ class ThemedFigure(Figure):
 
         width, height = (round(v) for v in self.get_size_inches() * (96 if self.svg else PNG_DPI))
         themed = {"mime": web_mime, "light": web("light"), "dark": web("dark"), "width": width, "height": height}
+        if self.alt:
+            themed["alt"] = self.alt
         print_png = self.image_bytes("light", "png", PRINT_DPI if self.svg else PNG_DPI)
         return {"text/plain": f"<{type(self).__name__} {width}x{height}>",
                 "image/png": base64.b64encode(print_png).decode(), THEMED_MIME: themed}
@@ -133,72 +137,15 @@ def themed(figsize, draw: Callable[[Figure, str], None], *, svg: bool = False, l
     return fig
 
 
-class ThemedImages:
-    """myst-nb output renderer (entry point ``myst_nb.mime_renderers``, see pyproject.toml).
+class PngFigure(Figure):
+    """A :class:`~matplotlib.figure.Figure` that a notebook cell shows as a PNG when it
+    ends with one. The figures are built without pyplot, so nothing is drawn twice and no
+    global state is touched; IPython calls ``_repr_png_`` (its documented display protocol)."""
 
-    On the HTML builder, :data:`THEMED_MIME` becomes two images with the theme's
-    ``only-light`` and ``only-dark`` classes; both take the cell's ``mystnb: image``
-    options (the alt text) and sit in the cell's figure with its caption. Other builders
-    (LaTeX) do not list this type and take the light PNG.
-    """
-
-    mime_priority_overrides: ClassVar = [("html", THEMED_MIME, 1)]
-
-    @staticmethod
-    def handle_mime(renderer, data, inline):
-        if data.mime_type != THEMED_MIME:
-            return None
-        from docutils import nodes
-        from myst_nb.core.render import MimeData
-
-        content = data.content
-        # One box around both: the theme hides a figcaption that follows an .only-dark
-        # element (".only-dark ~ figcaption"), which would hide the caption in both modes.
-        box = nodes.container(classes=["themed-figure"])
-        for theme in ("light", "dark"):
-            part = MimeData(content["mime"], content[theme], cell_metadata=data.cell_metadata,
-                            output_metadata={}, cell_index=data.cell_index, output_index=data.output_index,
-                            line=data.line)
-            size = _svg_size_px(content[theme]) if content["mime"] == "image/svg+xml" else None
-            for node in renderer.render_image(part):
-                node["classes"] = list(node.get("classes", [])) + [f"only-{theme}"]
-                if size:  # Sphinx writes these as the <img>'s width and height: no layout shift on load
-                    node["width"], node["height"] = size
-                box.append(node)
-        return [box]
-
-
-def _svg_size_px(svg: str) -> tuple[str, str] | None:
-    """The ``(width, height)`` of a matplotlib SVG in CSS pixels (it writes them in pt)."""
-    import re
-
-    head = svg[: svg.find(">", svg.find("<svg")) + 1]
-    found = [re.search(rf'\b{name}="([0-9.]+)pt"', head) for name in ("width", "height")]
-    if not all(found):
-        return None
-    return tuple(str(round(float(m.group(1)) * 4 / 3)) for m in found)
-
-
-def _register_notebook_display() -> None:
-    """Let a notebook cell that ends with a plain Figure show it as a PNG.
-
-    The figures are built with :class:`~matplotlib.figure.Figure`, not pyplot, so
-    nothing is drawn twice and no global state is touched; IPython only needs to be
-    told how to render them (a :class:`ThemedFigure` brings its own ``_repr_mimebundle_``).
-    """
-    try:
-        from IPython import get_ipython
-        from IPython.core.pylabtools import print_figure
-    except ImportError:  # plain Python: nothing to register
-        return
-    shell = get_ipython()
-    if shell is None:
-        return
-    png = shell.display_formatter.formatters["image/png"]
-    png.for_type(Figure, lambda fig: print_figure(fig, "png", bbox_inches="tight", dpi=PNG_DPI))
-
-
-_register_notebook_display()
+    def _repr_png_(self) -> bytes:
+        buf = io.BytesIO()
+        self.savefig(buf, format="png", bbox_inches="tight", dpi=PNG_DPI)
+        return buf.getvalue()
 
 
 def phone_text_px(fig: Figure, fontsize_pt: float, svg: bool = False) -> float:
@@ -218,12 +165,20 @@ def _fit_fontsize(fig_width_in: float, preferred: float = 11.0) -> float:
     return max(preferred, round(needed + 0.05, 1))
 
 
-def _check_labels(weights: np.ndarray, query_labels, key_labels) -> None:
+def _checked(weights, shape: str, query_labels, key_labels):
+    """``weights`` as floats of the ``shape`` named ("(T, S)" or "(H, T, S)") with labels
+    that fit it; square weights without key labels take the query labels."""
+    weights = np.asarray(weights, dtype=float)
+    if weights.ndim != shape.count(",") + 1:
+        raise ValueError(f"weights must be {shape}, got shape {weights.shape}")
     t, s = weights.shape[-2:]
+    if key_labels is None and t == s:
+        key_labels = query_labels
     if query_labels is not None and len(query_labels) != t:
         raise ValueError(f"{len(query_labels)} query labels for weights of shape {weights.shape} (T={t})")
     if key_labels is not None and len(key_labels) != s:
         raise ValueError(f"{len(key_labels)} key labels for weights of shape {weights.shape} (S={s})")
+    return weights, key_labels
 
 
 def _luminance(rgb) -> float:
@@ -368,12 +323,7 @@ def attention_heatmap(
     With many columns the colour bar goes under the heatmap, and when even then a label
     per row would not fit, every k-th row and column is labelled.
     """
-    weights = np.asarray(weights, dtype=float)
-    if weights.ndim != 2:
-        raise ValueError(f"weights must be (T, S), got shape {weights.shape}")
-    if key_labels is None and weights.shape[0] == weights.shape[1]:
-        key_labels = query_labels
-    _check_labels(weights, query_labels, key_labels)
+    weights, key_labels = _checked(weights, "(T, S)", query_labels, key_labels)
     return _heatmaps(weights[None], query_labels, key_labels, [title] if title else None, 1, annotate=annotate)
 
 
@@ -395,12 +345,7 @@ def attention_grid(
         ncols: the most panels side by side; fewer when that many would leave cells too
             small for a token label per row (one label's line height), one below the other.
     """
-    weights = np.asarray(weights, dtype=float)
-    if weights.ndim != 3:
-        raise ValueError(f"weights must be (H, T, S), got shape {weights.shape}")
-    if key_labels is None and weights.shape[1] == weights.shape[2]:
-        key_labels = query_labels
-    _check_labels(weights, query_labels, key_labels)
+    weights, key_labels = _checked(weights, "(H, T, S)", query_labels, key_labels)
     if titles is not None and len(titles) != weights.shape[0]:
         raise ValueError(f"{len(titles)} titles for weights of shape {weights.shape} (H={weights.shape[0]})")
     if ncols < 1:

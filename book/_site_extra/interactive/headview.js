@@ -13,6 +13,8 @@
  */
 (function () {
   "use strict";
+  // a page may include this script twice (its head view and the real model's text box): run once
+  if (window.transformerLessons && window.transformerLessons.headview) return;
   const SVG = "http://www.w3.org/2000/svg";
   const ROW = 26; // px per token row, the same in both columns and in the SVG
 
@@ -170,6 +172,11 @@
     hSel.addEventListener("change", () => { state.h = hSel.value === "all" ? "all" : Number(hSel.value); draw(); });
     build();
   }
+
+  // the real-model page's text box (minilm.js) builds a head view for the reader's sentence
+  // with the same data format and calls this; n must differ from the page's other head views
+  window.transformerLessons = window.transformerLessons || {};
+  window.transformerLessons.headview = { init };
 
   function start() {
     document.querySelectorAll("div.headview").forEach((fig, n) => init(fig, n));

@@ -254,7 +254,7 @@ def mh_reference(
     return (o @ w_o if w_out else o), w
 
 
-def _mh_inputs(embed_dim=12, num_heads=3, batch=2, seq_len=5, seed=0):
+def mh_inputs(embed_dim=12, num_heads=3, batch=2, seq_len=5, seed=0):
     """A seeded ``nn.MultiheadAttention`` (float64, no bias) and its weights as ``Q = x @ W``."""
     import torch
     from torch import nn
@@ -349,7 +349,7 @@ def _run_multihead(impl, x, ws, num_heads, mask=None):
 def _check_multihead(impl, mask_kind=None, batch=2, seq_len=5, embed_dim=12, num_heads=3) -> None:
     import torch
 
-    mha, xt, ws = _mh_inputs(embed_dim, num_heads, batch, seq_len)
+    mha, xt, ws = mh_inputs(embed_dim, num_heads, batch, seq_len)
     x = xt.numpy()
     mask = causal_mask(seq_len) if mask_kind == "causal" else None
     with torch.no_grad():

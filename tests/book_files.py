@@ -1,0 +1,63 @@
+"""Paths and readers of the book's sources and of the built site, shared by the test
+modules (they import it: ``from book_files import ROOT, html_page``; pytest's
+``pythonpath`` in pyproject.toml puts tests/ on the path). Fixtures live in conftest.py,
+which pytest loads itself and no test imports.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HTML = ROOT / "_build" / "html"
+PLACEHOLDER = re.compile(r"^Placeholder\.\s*$", re.MULTILINE)
+
+# Inputs of the wrong shape for an attention function (q, k, v, mask shapes) and the
+# shape its ValueError must name; shared by test_attention and test_flash.
+BAD_SHAPES = [
+    ((4, 8), (5, 7), (5, 3), None, "(5, 7)"),  # d_k of q vs k
+    ((4, 8), (5, 8), (6, 3), None, "(6, 3)"),  # S of k vs v
+    ((8,), (5, 8), (5, 3), None, "(8,)"),  # below 2-D
+    ((4, 8), (5, 8), (5, 3), (4, 4), "(4, 4)"),  # mask does not broadcast
+    ((2, 4, 8), (3, 5, 8), (3, 5, 3), None, "(2, 4, 8)"),  # batch dims do not broadcast
+]
+
+
+def toc_files(toc: dict) -> list[str]:
+    """Every document of a parsed _toc.yml, root first, as 'book/name' (no suffix)."""
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        files += [c["file"] for c in part.get("chapters", [])]
+    return files
+
+
+def source(docname: str) -> Path:
+    """The source file of a toc entry ('book/intro' -> book/intro.md)."""
+    for suffix in (".md", ".ipynb"):
+        if (ROOT / (docname + suffix)).exists():
+            return ROOT / (docname + suffix)
+    raise FileNotFoundError(f"no source for {docname} in _toc.yml")
+
+
+def page_title(docname: str) -> str:
+    """The first '# ' heading of a page's source, with MyST/Markdown markup stripped."""
+    text = source(docname).read_text()
+    text = re.sub(r"^---\n.*?\n---\n", "", text, flags=re.DOTALL)  # front matter
+    for line in text.splitlines():
+        if line.startswith("# "):
+            title = line[2:].strip()
+            title = re.sub(r"\{[a-z:]+\}`([^`<]*?)(?:\s*<[^>]*>)?`", r"\1", title)  # {term}`x <y>`
+            return re.sub(r"[`*_]", "", title)
+    raise AssertionError(f"{docname}: no '# ' title line")
+
+
+def html_page(docname: str) -> Path:
+    return HTML / (docname + ".html")
+
+
+def is_executable(docname: str) -> bool:
+    """Whether a toc page is a MyST notebook (jupytext header): it executes, and has
+    Binder/Colab launch buttons opening book/<page>.ipynb."""
+    text = source(docname).read_text()
+    return text.startswith("---") and "jupytext:" in text.split("\n---", 1)[0]
