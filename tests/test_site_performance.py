@@ -73,6 +73,48 @@ def test_katex_stylesheet_and_fonts_are_served_by_the_site(html_dir, toc_files):
         assert ".katex-display" in _bundle(doc), f"{doc}: KaTeX's rules are not in the page's stylesheet"
 
 
+TO_TTF = """const fs = require("fs"), path = require("path"), { convert } = require("fontverter");
+(async () => { for (const [src, out] of JSON.parse(process.argv[1]))
+  fs.writeFileSync(out, await convert(fs.readFileSync(src), "sfnt")); })();"""
+
+
+def test_katex_fonts_are_cut_to_the_formulas_and_swap(html_dir, toc_files, tmp_path):
+    """book/_ext/first_paint.py cuts KaTeX's fonts to the characters of the site's pages:
+    every character a formula shows (a page's .katex-html text) that KaTeX's own font holds
+    is still in the site's copy of that font, and the copies are at least 20% smaller; every KaTeX
+    @font-face of the bundle says font-display: swap (a formula readable before its font).
+    The woff2 files are read through npm's fontverter (subset-font's converter, in
+    node_modules) as TrueType, whose cmap fontTools reads."""
+    import json
+    import shutil
+    import subprocess
+
+    from fontTools.ttLib import TTFont
+
+    originals = sorted((HTML.parent.parent / "book" / "_static" / "katex" / "fonts").glob("*.woff2"))
+    assert originals, "book/_static/katex/fonts is empty: `make vendor`"
+    pairs = [(str(f), str(tmp_path / f"orig-{f.stem}.ttf")) for f in originals]
+    pairs += [(str(KATEX_CSS.parent / "fonts" / f.name), str(tmp_path / f"site-{f.stem}.ttf")) for f in originals]
+    subprocess.run([shutil.which("node") or "node", "-e", TO_TTF, json.dumps(pairs)], check=True,
+                   cwd=HTML.parent.parent)
+    chars = set()
+    for doc in toc_files:
+        chars |= {c for el in soup(doc).select(".katex-html") for c in el.get_text()}
+    assert len(chars) > 20, f"too few characters in the site's formulas: {sorted(chars)}"
+    problems = []
+    for f in originals:
+        orig = set(TTFont(tmp_path / f"orig-{f.stem}.ttf").getBestCmap())
+        site = set(TTFont(tmp_path / f"site-{f.stem}.ttf").getBestCmap())
+        if lost := sorted(chr(c) for c in orig - site if chr(c) in chars):
+            problems.append(f"{f.name}: lost characters the formulas show: {lost}")
+    assert not problems, "\n".join(problems)
+    before = sum(f.stat().st_size for f in originals)
+    after = sum((KATEX_CSS.parent / "fonts" / f.name).stat().st_size for f in originals)
+    assert after < 0.8 * before, f"KaTeX's fonts not cut: {after:,} of {before:,} bytes"
+    faces = re.findall(r"@font-face\{[^}]*KaTeX_[^}]*\}", _bundle(toc_files[0]))
+    assert faces and all("font-display:swap" in face for face in faces), faces[:2]
+
+
 def test_one_stylesheet_and_no_blocking_script(html_dir, toc_files):
     """book/_ext/first_paint.py: every page links one stylesheet, the bundle of all the
     theme's and extensions' ones, and no script in <head> blocks the first paint (each

@@ -24,7 +24,12 @@ book/_templates/layout.html links):
   glyphs the remaining rules can draw (HarfBuzz's subsetter, npm ``subset-font``). They keep
   Font Awesome's ``font-display: block``: with a fallback font an icon would flash as a
   missing-glyph box, and custom.css gives every header icon its final width already, so
-  the icons' arrival moves nothing. The name carries a hash
+  the icons' arrival moves nothing. KaTeX's fonts are cut the same way, to the characters
+  of the site's pages (formulas are rendered at build time, so all KaTeX draws is there),
+  and get ``font-display: swap``: a formula is readable in a fallback font before its font
+  arrives (KaTeX sets no font-display: its text stayed invisible). The swap can change
+  widths; layout.html preloads the three faces most pages use, and the layout-shift tests
+  load every page with a cold cache on a slow CPU. The name carries a hash
   of the list of files and of the content of those already copied when the first page is
   written (the theme's, custom.css; myst-nb's file name is its content's hash), so a
   browser does not keep a stale copy after a CSS change;
@@ -56,6 +61,7 @@ logger = logging.getLogger(__name__)
 # links before css_files. Check after a theme upgrade.
 THEME_CSS = ["_static/styles/theme.css", "_static/styles/pydata-sphinx-theme.css"]
 ICON_FONTS = "_static/vendor/fontawesome/webfonts"  # the theme's Font Awesome (woff2, ttf)
+KATEX_FONTS = "_static/katex/fonts"  # the Makefile's vendor target copies them (woff2)
 INLINED_JS = "_static/documentation_options.js"
 SCRIPT = Path(__file__).with_name("first_paint_css.mjs")
 _BUNDLES: dict[str, str] = {}  # this build's bundles, by the list of files they join
@@ -145,6 +151,9 @@ def _finish(app, exception) -> None:
     icons = _node("icons", str(fonts), *sheets)
     after = sum(f.stat().st_size for f in fonts.iterdir())
     logger.info(f"first_paint: icon fonts cut to the {icons} icons the stylesheet can draw: {before:,} -> {after:,} bytes")
+    if not (outdir / KATEX_FONTS).is_dir():
+        raise ExtensionError(f"first_paint: no KaTeX fonts in {outdir / KATEX_FONTS} (`make vendor`)")
+    logger.info(f"first_paint: KaTeX fonts cut to the site's {_node('katex', str(outdir / KATEX_FONTS), str(outdir))} bytes")
 
 
 def _builder_inited(app) -> None:

@@ -21,6 +21,13 @@
 //     (Lightning CSS writes the icons' "\f09b"-style escapes as the characters themselves;
 //     Font Awesome's icons all live in that area). A glyph the CSS does not name cannot be
 //     shown by a page, so nothing a reader sees changes.
+//   node first_paint_css.mjs katex FONT_DIR SITE_DIR
+//     KaTeX's fonts (FONT_DIR, woff2) cut, in place, to the characters that occur in the
+//     site's pages (their text, character references decoded, and printable ASCII): the
+//     formulas are rendered at build time, so every character KaTeX draws is in a page.
+//     A superset of what each font draws (a page's prose counts too), so nothing is lost.
+// The bundle also gives KaTeX's @font-face rules font-display: swap (KaTeX sets none, so
+// a formula's text was invisible until its font arrived); Font Awesome keeps "block".
 import fs from "node:fs";
 import path from "node:path";
 
@@ -39,6 +46,7 @@ async function bundleCss(out, inputs) {
       minify: true,
       analyzeDependencies: true,
       errorRecovery: true, // keep, as written, the few old vendor hacks it does not parse
+      visitor: { Rule: { "font-face": swapKatex } },
     });
     let css = code.toString();
     for (const dep of dependencies) {
@@ -52,6 +60,34 @@ async function bundleCss(out, inputs) {
   } finally {
     fs.rmSync(entry, { force: true });
   }
+}
+
+function swapKatex(rule) {
+  const family = rule.value.properties.find((p) => p.type === "font-family");
+  if (!/^KaTeX_/.test(family?.value ?? "")) return undefined;
+  const properties = rule.value.properties.filter((p) => p.value?.name !== "font-display");
+  const swap = [{ type: "token", value: { type: "ident", value: "swap" } }];
+  properties.push({ type: "custom", value: { name: "font-display", value: swap } });
+  return { ...rule, value: { ...rule.value, properties } };
+}
+
+async function subsetKatex(fontDir, site) {
+  const subsetFont = (await import("subset-font")).default;
+  const chars = new Set(Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)));
+  const ref = /&#(x[0-9a-f]+|[0-9]+);/gi;
+  for (const page of files(site, (n) => n.endsWith(".html"))) {
+    const html = fs.readFileSync(page, "utf8").replace(ref, (_, n) => String.fromCodePoint(Number("0" + n)));
+    for (const ch of html) chars.add(ch);
+  }
+  const text = [...chars].join("");
+  let before = 0, after = 0;
+  for (const name of fs.readdirSync(fontDir).filter((n) => n.endsWith(".woff2"))) {
+    const file = path.join(fontDir, name), font = fs.readFileSync(file);
+    const cut = await subsetFont(font, text, { targetFormat: "woff2" });
+    before += font.length; after += cut.length;
+    fs.writeFileSync(file, cut);
+  }
+  console.log(`${chars.size} characters: ${before} -> ${after}`);
 }
 
 function files(dir, test) {
@@ -96,7 +132,9 @@ if (command === "bundle" && args.length >= 2) {
   await purgeCss(args[0], args.slice(1));
 } else if (command === "icons" && args.length >= 2) {
   await subsetIcons(args[0], args.slice(1));
+} else if (command === "katex" && args.length === 2) {
+  await subsetKatex(args[0], args[1]);
 } else {
-  console.error("usage: node first_paint_css.mjs bundle OUT.css IN.css... | purge SITE_DIR CSS... | icons FONT_DIR CSS...");
+  console.error("usage: node first_paint_css.mjs bundle OUT.css IN.css... | purge SITE_DIR CSS... | icons FONT_DIR CSS... | katex FONT_DIR SITE_DIR");
   process.exit(2);
 }
