@@ -88,6 +88,8 @@ def test_katex_fonts_are_cut_to_the_formulas_and_swap(html_dir, toc_files, tmp_p
     import json
     import shutil
     import subprocess
+    import sys
+    from pathlib import Path
 
     from fontTools.ttLib import TTFont
 
@@ -95,8 +97,10 @@ def test_katex_fonts_are_cut_to_the_formulas_and_swap(html_dir, toc_files, tmp_p
     assert originals, "book/_static/katex/fonts is empty: `make vendor`"
     pairs = [(str(f), str(tmp_path / f"orig-{f.stem}.ttf")) for f in originals]
     pairs += [(str(KATEX_CSS.parent / "fonts" / f.name), str(tmp_path / f"site-{f.stem}.ttf")) for f in originals]
-    subprocess.run([shutil.which("node") or "node", "-e", TO_TTF, json.dumps(pairs)], check=True,
-                   cwd=HTML.parent.parent)
+    venv_node = Path(sys.executable).with_name("node")  # the Makefile links it into .venv/bin
+    node = str(venv_node) if venv_node.exists() else shutil.which("node")
+    assert node, "no node: `make venv` links Node.js into .venv/bin"
+    subprocess.run([node, "-e", TO_TTF, json.dumps(pairs)], check=True, cwd=HTML.parent.parent)
     chars = set()
     for doc in toc_files:
         chars |= {c for el in soup(doc).select(".katex-html") for c in el.get_text()}
