@@ -436,7 +436,7 @@ def check_launch(tab: Tab, doc: str, config: dict) -> list[str]:
 def check_pdf_menu(tab: Tab, pdf_urls: set) -> list[str]:
     links = _menu_links(tab, ".dropdown-download-book-buttons")
     if links is None:
-        return ['no "Download the book" menu (book/_ext/pdf_links.py)']
+        return ['no "Download the book" menu (book/_templates/article-header-buttons.html)']
     targets = {urlparse(urljoin(tab.page.url, href)).path.lstrip("/"): urljoin(tab.page.url, href) for href in links.values()}
     if sorted(targets) != sorted(PDFS):
         return [f"PDF links point at {sorted(targets)}, expected {PDFS}"]
