@@ -187,10 +187,10 @@ def run() -> dict:
     if not LIGHTHOUSE.exists():
         raise SystemExit("benchmarks/node_modules is missing: run `npm ci --prefix benchmarks`")
     version = subprocess.run([str(LIGHTHOUSE), "--version"], capture_output=True, text=True).stdout.strip()
-    chromium = subprocess.run([chromium.EXECUTABLE, "--version"], capture_output=True, text=True).stdout.strip()
+    browser = subprocess.run([chromium.EXECUTABLE, "--version"], capture_output=True, text=True).stdout.strip()
     out_dir = Path(tempfile.mkdtemp(prefix="bench-lighthouse-"))
     atexit.register(shutil.rmtree, out_dir, ignore_errors=True)
-    result: dict = {"lighthouse_version": version, "chromium": chromium, "targets": TARGETS,
+    result: dict = {"lighthouse_version": version, "chromium": browser, "targets": TARGETS,
                     "cls_target": CLS_TARGET, "transfer_target": TRANSFER_TARGET,
                     "server": f"benchmarks/serve.py (gzip, Cache-Control: {serve.CACHE_CONTROL})",
                     "load_at_start": load()}

@@ -11,15 +11,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from transformer_lessons import MultiHeadAttention, positional_encoding, positional_encoding_loop, softmax
-from transformer_lessons.checks import (
-    CheckFailed,
-    check_attention_weights,
-    check_causal_multihead_attention,
-    check_multihead_attention,
-    check_multihead_module,
-    check_positional_encoding,
-    check_self_attention,
-)
+from transformer_lessons import checks
+from transformer_lessons.checks import CheckFailed
 from transformer_lessons.toy import ToyConfig, ToyEncoder
 
 
@@ -129,14 +122,14 @@ SA_MISTAKES = {
 
 @pytest.mark.parametrize("name", SA_CORRECT)
 def test_self_attention_accepts_correct_answers(name, capsys):
-    check_self_attention(SA_CORRECT[name])
+    checks.check_self_attention(SA_CORRECT[name])
     assert "Correct" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("needle", SA_MISTAKES)
 def test_self_attention_names_each_mistake(needle):
     with pytest.raises(CheckFailed, match=needle.strip()):
-        check_self_attention(SA_MISTAKES[needle])
+        checks.check_self_attention(SA_MISTAKES[needle])
 
 
 def test_values_differ_message_prints_digits_and_dtype():
@@ -144,7 +137,7 @@ def test_values_differ_message_prints_digits_and_dtype():
         return (SA_CORRECT["numpy @"](Q, K, V) + 1e-3).astype(np.float32)
 
     with pytest.raises(CheckFailed, match=r"got -?\d\.\d{6,}.*float32.*rtol=0\.0001"):
-        check_self_attention(off)
+        checks.check_self_attention(off)
 
 
 def test_large_case_separates_overflow_from_underflow():
@@ -258,19 +251,19 @@ PE_MISTAKES = {
 
 @pytest.mark.parametrize("name", PE_CORRECT)
 def test_positional_accepts_correct_answers(name, capsys):
-    check_positional_encoding(PE_CORRECT[name])
+    checks.check_positional_encoding(PE_CORRECT[name])
     assert "Correct" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("needle", PE_MISTAKES)
 def test_positional_names_each_mistake(needle):
     with pytest.raises(CheckFailed, match=re.escape(needle.strip())):
-        check_positional_encoding(PE_MISTAKES[needle])
+        checks.check_positional_encoding(PE_MISTAKES[needle])
 
 
 def test_odd_width_crash_is_explained_without_the_transpose_hint():
     with pytest.raises(CheckFailed) as err:
-        check_positional_encoding(pe_even_only)
+        checks.check_positional_encoding(pe_even_only)
     message = str(err.value)
     assert "could not broadcast" in message and "d_model // 2 = 2 cosine columns" in message
     assert "K.T" not in message
@@ -502,14 +495,14 @@ MH_MISTAKES = {
 
 @pytest.mark.parametrize("name", MH_CORRECT)
 def test_multihead_accepts_correct_answers(name, capsys):
-    check_multihead_attention(MH_CORRECT[name])
+    checks.check_multihead_attention(MH_CORRECT[name])
     assert "Correct" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("needle", MH_MISTAKES)
 def test_multihead_names_each_mistake(needle):
     with pytest.raises(CheckFailed, match=needle):
-        check_multihead_attention(MH_MISTAKES[needle])
+        checks.check_multihead_attention(MH_MISTAKES[needle])
 
 
 def test_module_without_projections_is_named():
@@ -518,7 +511,7 @@ def test_module_without_projections_is_named():
             super().__init__()
 
     with pytest.raises(CheckFailed, match="q_proj"):
-        check_multihead_attention(NoProj)
+        checks.check_multihead_attention(NoProj)
 
 
 # ---------------------------------------------------------------- the instructor's assignment: causal multi-head
@@ -541,9 +534,9 @@ CAUSAL_MISTAKES = {
 def test_causal_multihead_accepts_correct_answers(name, capsys):
     impl = MH_CORRECT[name]
     if isinstance(impl, type):
-        check_causal_multihead_attention(impl)
+        checks.check_causal_multihead_attention(impl)
     else:
-        check_causal_multihead_attention(lambda X, wq, wk, wv, wo, h, mask: impl(X, wq, wk, wv, wo, h, mask=mask))
+        checks.check_causal_multihead_attention(lambda X, wq, wk, wv, wo, h, mask: impl(X, wq, wk, wv, wo, h, mask=mask))
     assert "Correct" in capsys.readouterr().out
 
 
@@ -551,7 +544,7 @@ def test_causal_multihead_accepts_correct_answers(name, capsys):
 def test_causal_multihead_names_each_mistake(needle):
     wrong = CAUSAL_MISTAKES[needle]
     with pytest.raises(CheckFailed, match=needle.strip()):
-        check_causal_multihead_attention(lambda X, wq, wk, wv, wo, h, mask: wrong(X, wq, wk, wv, wo, h, mask=mask))
+        checks.check_causal_multihead_attention(lambda X, wq, wk, wv, wo, h, mask: wrong(X, wq, wk, wv, wo, h, mask=mask))
 
 
 # ---------------------------------------------------------------- the warm-up: wrapping nn.MultiheadAttention
@@ -683,7 +676,7 @@ class NumpyOut(GoodMHA):
     ],
 )
 def test_multihead_module_accepts_correct_modules(cls, capsys):
-    check_multihead_module(cls)
+    checks.check_multihead_module(cls)
     assert "Correct" in capsys.readouterr().out
 
 
@@ -699,7 +692,7 @@ def test_multihead_module_accepts_correct_modules(cls, capsys):
 )
 def test_multihead_module_names_each_mistake(cls, needle):
     with pytest.raises(CheckFailed, match=needle):
-        check_multihead_module(cls)
+        checks.check_multihead_module(cls)
 
 
 # ---------------------------------------------------------------- exercise 4: the toy model's weights
@@ -749,11 +742,11 @@ def test_every_table_has_ten_correct_variants():
 
 @pytest.mark.parametrize("name", AW_CORRECT)
 def test_attention_weights_accepts_correct_answers(model, name, capsys):
-    check_attention_weights(AW_CORRECT[name], model)
+    checks.check_attention_weights(AW_CORRECT[name], model)
     assert "Correct!" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("needle", AW_MISTAKES)
 def test_attention_weights_names_each_mistake(model, needle):
     with pytest.raises(CheckFailed, match=needle):
-        check_attention_weights(AW_MISTAKES[needle], model)
+        checks.check_attention_weights(AW_MISTAKES[needle], model)

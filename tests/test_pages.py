@@ -47,3 +47,18 @@ def test_colab_install_comes_from_the_page():
     for page in extra:
         assert pages.front_matter(page)["colab-install"] in sync_notebooks.install_source(page)
     assert "%pip install --quiet --" not in sync_notebooks.install_source("foundations")
+
+
+def test_a_link_to_a_heading_with_maths_has_its_own_text():
+    """A ``{ref}`label``` without a text shows the heading's title as Sphinx stores it, plain
+    text, so a formula there reads as its TeX source ("Why divide by \\sqrt{d_k}"). Such a
+    link is written ``[Why divide by $\\sqrt{d_k}$](#label)``, whose text MyST parses, maths
+    included."""
+    import re
+
+    sources = {p: (ROOT / "book" / f"{p}.md").read_text() for p in pages.names()}
+    with_maths = {m[1] for text in sources.values() for m in re.finditer(r"^\(([\w-]+)\)=\n#+ [^\n]*\$", text, re.M)}
+    assert with_maths, "no heading with maths found: the pattern above is out of date"
+    refs = [(p, label) for p, text in sources.items() for label in re.findall(r"\{ref\}`([\w-]+)`", text)]
+    bare = [(p, label) for p, label in refs if label in with_maths]
+    assert not bare, f"links showing a formula as TeX (write [title with $maths$](#label)): {bare}"

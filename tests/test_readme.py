@@ -67,3 +67,11 @@ def test_every_tool_is_in_the_layout(readme):
 def test_the_reader_of_the_tables_sees_a_missing_row():
     text = "### The tools\n\n| tool | what |\n|---|---|\n| `tools/a.py` | a |\n\n## Next\n| `tools/b.py` | b |\n"
     assert first_cells(text, "### The tools") == ["tools/a.py"]
+
+
+def test_the_ext_line_count_is_true(readme):
+    """The README says how many lines of Python book/_ext holds: the figure is the tree's."""
+    stated = re.search(r"`book/_ext/` is (\d+) lines of Python", readme)
+    assert stated, "README no longer states the size of book/_ext"
+    actual = sum(len(p.read_text().splitlines()) for p in (ROOT / "book" / "_ext").glob("*.py"))
+    assert int(stated[1]) == actual, f"README says book/_ext is {stated[1]} lines; it is {actual}"

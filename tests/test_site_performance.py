@@ -50,15 +50,104 @@ def test_no_page_loads_a_math_script(html_dir, toc_files):
         assert not math, f"{doc} loads math scripts: {math}"
 
 
+def _stylesheets(doc: str) -> list[str]:
+    """The stylesheets of the page's <head>, which every paint waits for (an explorable's
+    own, linked beside it in the body, holds back only what follows it)."""
+    return [link["href"] for link in soup(doc).select('head link[rel="stylesheet"]')]
+
+
+def _bundle(doc: str) -> str:
+    """The text of the page's one stylesheet (book/_ext/first_paint.py)."""
+    (href,) = _stylesheets(doc)
+    return (html_page(doc).parent / href.split("?")[0]).read_text()
+
+
 def test_katex_stylesheet_and_fonts_are_served_by_the_site(html_dir, toc_files):
     assert KATEX_CSS.is_file(), f"{KATEX_CSS} missing: `make vendor` copies it from node_modules/katex"
     fonts = re.findall(r"url\((fonts/[^)]+\.woff2)\)", KATEX_CSS.read_text())
     missing = [f for f in fonts if not (KATEX_CSS.parent / f).is_file()]
     assert fonts and not missing, f"KaTeX fonts missing from the site: {missing}"
     for doc in toc_files:
-        links = [link["href"] for link in soup(doc).select('link[rel="stylesheet"]')]
-        katex = [h for h in links if "katex.min.css" in h]
-        assert katex and not any("://" in h for h in katex), f"{doc}: KaTeX's stylesheet not from the site: {links}"
+        links = _stylesheets(doc)
+        assert not any("://" in h for h in links), f"{doc}: a stylesheet not from the site: {links}"
+        assert ".katex-display" in _bundle(doc), f"{doc}: KaTeX's rules are not in the page's stylesheet"
+
+
+TO_TTF = """const fs = require("fs"), path = require("path"), { convert } = require("fontverter");
+(async () => { for (const [src, out] of JSON.parse(process.argv[1]))
+  fs.writeFileSync(out, await convert(fs.readFileSync(src), "sfnt")); })();"""
+
+
+def test_katex_fonts_are_cut_to_the_formulas_and_swap(html_dir, toc_files, tmp_path):
+    """book/_ext/first_paint.py cuts KaTeX's fonts to the characters of the site's pages:
+    every character a formula shows (a page's .katex-html text) that KaTeX's own font holds
+    is still in the site's copy of that font, and the copies are at least 20% smaller; every KaTeX
+    @font-face of the bundle says font-display: swap (a formula readable before its font).
+    The woff2 files are read through npm's fontverter (subset-font's converter, in
+    node_modules) as TrueType, whose cmap fontTools reads."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from fontTools.ttLib import TTFont
+
+    originals = sorted((HTML.parent.parent / "book" / "_static" / "katex" / "fonts").glob("*.woff2"))
+    assert originals, "book/_static/katex/fonts is empty: `make vendor`"
+    pairs = [(str(f), str(tmp_path / f"orig-{f.stem}.ttf")) for f in originals]
+    pairs += [(str(KATEX_CSS.parent / "fonts" / f.name), str(tmp_path / f"site-{f.stem}.ttf")) for f in originals]
+    venv_node = Path(sys.executable).with_name("node")  # the Makefile links it into .venv/bin
+    node = str(venv_node) if venv_node.exists() else shutil.which("node")
+    assert node, "no node: `make venv` links Node.js into .venv/bin"
+    subprocess.run([node, "-e", TO_TTF, json.dumps(pairs)], check=True, cwd=HTML.parent.parent)
+    chars = set()
+    for doc in toc_files:
+        chars |= {c for el in soup(doc).select(".katex-html") for c in el.get_text()}
+    assert len(chars) > 20, f"too few characters in the site's formulas: {sorted(chars)}"
+    problems = []
+    for f in originals:
+        orig = set(TTFont(tmp_path / f"orig-{f.stem}.ttf").getBestCmap())
+        site = set(TTFont(tmp_path / f"site-{f.stem}.ttf").getBestCmap())
+        if lost := sorted(chr(c) for c in orig - site if chr(c) in chars):
+            problems.append(f"{f.name}: lost characters the formulas show: {lost}")
+    assert not problems, "\n".join(problems)
+    before = sum(f.stat().st_size for f in originals)
+    after = sum((KATEX_CSS.parent / "fonts" / f.name).stat().st_size for f in originals)
+    assert after < 0.8 * before, f"KaTeX's fonts not cut: {after:,} of {before:,} bytes"
+    faces = re.findall(r"@font-face\{[^}]*KaTeX_[^}]*\}", _bundle(toc_files[0]))
+    assert faces and all("font-display:swap" in face for face in faces), faces[:2]
+
+
+def test_one_stylesheet_and_no_blocking_script(html_dir, toc_files):
+    """book/_ext/first_paint.py: every page links one stylesheet, the bundle of all the
+    theme's and extensions' ones, and no script in <head> blocks the first paint (each
+    script file is deferred or async); every url() of the bundle names a file of the site."""
+    checked = set()
+    for doc in toc_files:
+        links = _stylesheets(doc)
+        assert len(links) == 1 and "/bundle-" in links[0], f"{doc}: stylesheets {links}"
+        head = soup(doc).select_one("head")
+        blocking = [t["src"] for t in head.select("script[src]")
+                    if not (t.has_attr("defer") or t.has_attr("async") or t.get("type") == "module")]
+        assert not blocking, f"{doc}: scripts that block the first paint: {blocking}"
+        css_path = (html_page(doc).parent / links[0].split("?")[0]).resolve()
+        if css_path in checked:
+            continue
+        checked.add(css_path)
+        css = css_path.read_text()
+        # a rule of each stylesheet the site uses, and states that only scripts create
+        for selector in (".bd-header", ".toggle-button", ".toggle-hidden", ".copybtn", ".katex-display",
+                         ".highlight .k", "html[data-theme=dark]", "div.cell_output", ".solution",
+                         ".dropdown-menu.show"):
+            assert selector in css.replace('"', ""), f"{css_path.name} lacks {selector!r}"
+        urls = {u.strip("'\"") for u in re.findall(r"url\(([^)]+)\)", css)}
+        local = [u.split("?")[0].split("#")[0] for u in urls if not re.match(r"(data:|[a-z]+://|#)", u)]
+        # KaTeX's CSS lists .woff and .ttf after .woff2, which every current browser takes:
+        # the site serves the woff2 files only (Makefile, vendor)
+        local = [u for u in local if not (u.startswith("katex/fonts/") and not u.endswith(".woff2"))]
+        missing = sorted(u for u in local if not (css_path.parent / u).is_file())
+        assert local and not missing, f"{css_path.name}: url()s naming no file: {missing[:10]}"
 
 
 def test_every_formula_is_rendered_with_mathml(html_dir, toc_files):

@@ -40,8 +40,8 @@ but the first carries ``numbered: true``, and Jupyter Book's sphinx-multitoc-num
 continues the chapter numbers from one numbered part to the next. The first part
 ("Before we start") is unnumbered, and so is the site's root page, which is the first
 chapter of that part here: it has no number on the web, so it has none in print
-(``book/_ext/editions.py`` turns LaTeX's chapter numbers off for the chapters Sphinx left
-unnumbered). The instructor part is the last part of ``_toc.yml`` too, so leaving it out
+(``book/_ext/chapter_numbers.py`` turns LaTeX's chapter numbers off for the chapters
+Sphinx left unnumbered). The instructor part is the last part of ``_toc.yml`` too, so leaving it out
 of the student edition changes no number of what comes before it: a chapter, figure or
 equation has the same number on the web and in both editions (``tests/test_pdf.py``).
 

@@ -46,6 +46,11 @@ def _configure(app, config) -> None:
     app.tags.add("student_edition" if config.book_edition == "student" else "instructor_edition")
 
 
+def tex(text: str) -> str:
+    """Text as LaTeX: its special characters escaped."""
+    return re.sub(r"([#$%&_{}])", r"\\\1", text)
+
+
 def _is_hidden(node) -> bool:
     return isinstance(node, solution_node) or bool(HIDDEN & set(node.get("classes", [])))
 
@@ -56,29 +61,26 @@ def _kind(node) -> str:
     return "answer" if "quiz-answer" in node["classes"] else "note"
 
 
-def _enclosing(node, kind):
+def _ancestor(node, test):
     parent = node.parent
-    while parent is not None and not isinstance(parent, kind):
+    while parent is not None and not test(parent):
         parent = parent.parent
     return parent
 
 
 def _question_title(node) -> list[nodes.Node]:
     """A copy of the title of the section holding `node`, maths kept as maths, no links."""
-    section = _enclosing(node, nodes.section)
+    section = _ancestor(node, lambda n: isinstance(n, nodes.section))
     if section is None or not isinstance(section[0], nodes.title):
         return []
     return [nodes.Text(c.astext()) if isinstance(c, nodes.reference) else c.deepcopy() for c in section[0].children]
 
 
-def _chapter_title(node, page_titles: set[str]) -> str:
-    """The title of the page holding a node: its outermost section titled like a page."""
-    titles, parent = [], node.parent
-    while parent is not None:
-        if isinstance(parent, nodes.section) and isinstance(parent[0], nodes.title):
-            titles.insert(0, parent[0].astext())
-        parent = parent.parent
-    return next((t for t in titles if t in page_titles), titles[0] if titles else "")
+def _chapter_title(node) -> str:
+    """The title of the page holding a node (the first title of its ``start_of_file``)."""
+    page = _ancestor(node, lambda n: isinstance(n, addnodes.start_of_file))
+    title = next(page.findall(nodes.title), None) if page is not None else None
+    return title.astext() if title is not None else ""
 
 
 def _options(node):
@@ -97,17 +99,18 @@ def _options(node):
 def _box(kind: str, choice: bool, student: bool, ref: str, title: str) -> nodes.raw:
     if kind == "answer":
         label = "Your answer" if student else rf"Your answer \hfill \emph{{the answer: page \pageref{{{ref}}}}}"
-        tex = rf"\tlanswerbox{{{BOX_CHOICE if choice else BOX_OPEN}}}{{{label}}}"
+        box = rf"\tlanswerbox{{{BOX_CHOICE if choice else BOX_OPEN}}}{{{label}}}"
     elif kind == "solution":
-        text = re.sub(r"([#$%&_{}])", r"\\\1", title)
-        label = "Your solution: in the notebook, checked by the self-check cell" if student else rf"{text}: page \pageref{{{ref}}}"
-        tex = rf"\tlanswerbox{{{BOX_LINE}}}{{{label}}}"
+        label = rf"{tex(title)}: page \pageref{{{ref}}}"
+        if student:
+            label = "Your solution: in the notebook, checked by the self-check cell"
+        box = rf"\tlanswerbox{{{BOX_LINE}}}{{{label}}}"
     elif student:  # an instructor note: nothing visible in the student edition, same height
-        tex = rf"\par\vspace{{{BOX_LINE}}}\par"
+        box = rf"\par\vspace{{{BOX_LINE}}}\par"
     else:
-        tex = rf"\par\noindent\parbox[c][{BOX_LINE}]{{\linewidth}}{{\sffamily\small Instructor note: page \pageref{{{ref}}}}}\par"
+        box = rf"\par\noindent\parbox[c][{BOX_LINE}]{{\linewidth}}{{\sffamily\small Instructor note: page \pageref{{{ref}}}}}\par"
     # the same label in both editions (the answers appendix names the question's page)
-    return nodes.raw("", rf"\phantomsection\label{{{ref}-q}}" + tex + "\n", format="latex")
+    return nodes.raw("", rf"\phantomsection\label{{{ref}-q}}" + box + "\n", format="latex")
 
 
 class AnswerBoxes(SphinxPostTransform):
@@ -121,7 +124,7 @@ class AnswerBoxes(SphinxPostTransform):
     def run(self, **kwargs) -> None:
         if self.document.get("docname") != self.config.root_doc:
             return  # only the assembled book, not a single page
-        hidden = [n for n in self.document.findall(nodes.Element) if _is_hidden(n) and _enclosing_hidden(n) is None]
+        hidden = [n for n in self.document.findall(nodes.Element) if _is_hidden(n) and _ancestor(n, _is_hidden) is None]
         for node in hidden:
             if _kind(node) == "answer":
                 self.keep_question_together(node)
@@ -134,13 +137,13 @@ class AnswerBoxes(SphinxPostTransform):
             "edition has a space for the reader's own answer in their place, so both "
             "editions keep the same page numbers."
         )
-        chapter, page_titles = None, {title.astext() for title in self.env.titles.values()}
+        chapter = None
         for i, node in enumerate(hidden):
             kind, ref = _kind(node), f"tlans:{i}"
             choice = kind == "answer" and _options(node) is not None
             sol_title = next((t.astext() for t in node.findall(nodes.title)), "Solution") if kind == "solution" else ""
             question = _question_title(node)
-            here = _chapter_title(node, page_titles)
+            here = _chapter_title(node)
             numbered = self.numbered_inside(node)
             node.replace_self([self.counter_steps(numbered), _box(kind, choice, student, ref, sol_title)])
             if student:
@@ -194,7 +197,8 @@ class AnswerBoxes(SphinxPostTransform):
     # number it has on the web ("Fig. 6.2"), not one of the appendix.
     def numbered_inside(self, node) -> list[tuple[str, str]]:
         # Labels are unique in the book: the number is looked up in every page's numbers
-        # (the box may already stand outside its page's subtree here).
+        # (the box may already stand outside its page's subtree here), in
+        # env.toc_fignumbers, which Sphinx's own writers print: it documents no other way.
         def web_number(kind: str, ids: list[str]) -> str:
             for numbers in self.env.toc_fignumbers.values():
                 for i in ids:
@@ -245,13 +249,6 @@ class AnswerBoxes(SphinxPostTransform):
         numbers = [n for k, n in numbered if k == "table" and n]
         tex = r"\begingroup" + (rf"\def\thetable{{{numbers[0]}}}" if len(numbers) == 1 else "")
         return nodes.raw("", tex + "\n", format="latex")
-
-
-def _enclosing_hidden(node):
-    parent = node.parent
-    while parent is not None and not _is_hidden(parent):
-        parent = parent.parent
-    return parent
 
 
 def setup(app):

@@ -29,9 +29,10 @@ class GlossaryIndex(SphinxPostTransform):
                     index.parent.remove(index)
                     index["inline"] = False
                     definitions[0].insert(0, index)
-        std = self.env.get_domain("std")
-        terms = sorted({name for (kind, name) in std.objects if kind == "term"}, key=len, reverse=True)
-        glossary_docs = {std.objects[("term", t)][0] for t in terms}
+        # (name, dispname, type, docname, anchor, priority): Domain.get_objects, documented
+        found = [(name, doc) for name, _, kind, doc, _, _ in self.env.get_domain("std").get_objects() if kind == "term"]
+        terms = sorted({name for name, _ in found}, key=len, reverse=True)
+        glossary_docs = {doc for _, doc in found}
         patterns = {t: re.compile(rf"\b{re.escape(t)}s?\b", re.IGNORECASE) for t in terms}
         for section in self.document.findall(nodes.section):
             if not section.children or not isinstance(section[0], nodes.title) or _docname(section) in glossary_docs:

@@ -1,5 +1,5 @@
-"""Two things Sphinx and the theme do not offer as settings, measured by
-benchmarks/bench_site.py:
+"""Three things Sphinx and the theme do not offer as settings, measured by
+benchmarks/bench_site.py and the browser tests (tests/test_browser.py):
 
 * A meta description on every page (Lighthouse SEO: "Document does not have a meta
   description"; search engines show it under the title).
@@ -9,6 +9,15 @@ benchmarks/bench_site.py:
   (the figure-heavy pages were over the byte budget without it). Done after the build
   (``build-finished``) on _build/html/_images/ only: notebooks and PDFs keep the originals;
   figures with transparency, and files it would not make smaller, are left alone.
+* Only the variant of a themed figure that the reader's colour mode shows is downloaded.
+  A figure drawn for both modes is two images (``only-light``, ``only-dark``,
+  transformer_lessons.plots.ThemedImages), and the theme hides one with ``display: none``
+  according to ``data-theme``, which the reader's own switch in the header sets (so a
+  ``<picture>`` with a ``prefers-color-scheme`` media query would pick the wrong one when
+  the reader chose a mode unlike the system's). Both get ``loading="lazy"``: a browser does
+  not fetch a lazy image that is not rendered, so the hidden variant is fetched only when
+  the reader switches mode (tests/test_browser.py checks both modes). Set on the image
+  nodes in Sphinx's documented ``doctree-resolved`` event; docutils writes the attribute.
 
 The description:
 
@@ -93,7 +102,16 @@ def _palette_figures(app, exception) -> None:
             tmp.unlink()
 
 
+def _lazy_themed_figures(app, doctree, docname) -> None:
+    if app.builder.format != "html":
+        return
+    for image in doctree.findall(nodes.image):
+        if {"only-light", "only-dark"} & set(image.get("classes", [])):
+            image["loading"] = "lazy"
+
+
 def setup(app):
     app.connect("html-page-context", _page_context)
+    app.connect("doctree-resolved", _lazy_themed_figures)
     app.connect("build-finished", _palette_figures)
     return {"version": "2.0", "parallel_read_safe": True, "parallel_write_safe": True}

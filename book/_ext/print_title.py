@@ -1,47 +1,16 @@
-"""The printed books' title page, running header and code colours (LaTeX builder only).
+"""The printed books' title page and running header (LaTeX builder only).
 
-Through Sphinx's documented settings: ``latex_elements`` (``preamble``, ``maketitle``,
-``tableofcontents``), filled at ``config-inited``, and ``pygments_style`` for the LaTeX
-builder, set at ``builder-inited``. The title page (``\\tlmaketitle``) names the edition
-(``editions``), the package's version, and the repository and licence (``substitutions``);
+Through Sphinx's documented ``latex_elements`` (``preamble``, ``maketitle``,
+``tableofcontents``), filled at ``config-inited``. The title page (``\\tlmaketitle``)
+names the edition (``editions``), the package's version, and the repository and licence (``substitutions``);
 it and the running header and footer are book/_latex/tlprint.sty's.
 """
 
 from __future__ import annotations
 
-import re
 from importlib import metadata
 
-from pygments.style import Style
-from pygments.styles.default import DefaultStyle
-from pygments.token import Comment, Keyword, Name, Number, Operator, String
-
-class PrintStyle(Style):
-    """Every token dark enough to read in greyscale: the default style's comments (italic
-    #3D7B7B) are the lightest text on a printed page, yet the shape comments
-    (``# (B, T, E) -> (B, H, T, d_k)``) are the book's key device."""
-
-    background_color = "#f7f7f7"
-    styles = {
-        **DefaultStyle.styles,
-        Comment: "italic #474747",
-        Comment.Preproc: "#474747",
-        Keyword: "bold #1a237e",
-        Keyword.Constant: "bold #1a237e",
-        Name.Builtin: "#1a237e",
-        Name.Function: "#0d3f66",
-        Name.Class: "bold #0d3f66",
-        Name.Decorator: "#5c2d91",
-        String: "#7a2e00",
-        String.Doc: "italic #474747",
-        Number: "#004d1a",
-        Operator: "#333333",
-        Operator.Word: "bold #1a237e",
-    }
-
-
-def _tex(text: str) -> str:
-    return re.sub(r"([#$%&_{}])", r"\\\1", text)
+from editions import tex
 
 
 def _latex_elements(app, config) -> None:
@@ -50,11 +19,11 @@ def _latex_elements(app, config) -> None:
     values = config.myst_substitutions
     macros = {
         "tledition": f"Edition {edition}",
-        "tlshorttitle": _tex(title.strip()),
-        "tlsubtitle": _tex(subtitle.strip()),
-        "tlversion": _tex(metadata.version("transformer_lessons")),
+        "tlshorttitle": tex(title.strip()),
+        "tlsubtitle": tex(subtitle.strip()),
+        "tlversion": tex(metadata.version("transformer_lessons")),
         "tlrepository": values["repo_url"],
-        "tllicence": _tex(values["licence"]),
+        "tllicence": tex(values["licence"]),
     }
     elements = config.latex_elements
     preamble = "".join(rf"\newcommand{{\{k}}}{{{v}}}" + "\n" for k, v in macros.items())
@@ -64,14 +33,8 @@ def _latex_elements(app, config) -> None:
     elements["tableofcontents"] = elements.get("tableofcontents", r"\sphinxtableofcontents") + "\n\\markboth{}{}\n"
 
 
-def _print_colours(app) -> None:
-    if app.builder.format == "latex":
-        app.config.pygments_style = "print_title.PrintStyle"
-
-
 def setup(app):
     app.setup_extension("editions")  # config.book_edition, set at its config-inited
     app.setup_extension("substitutions")  # repo_url and licence, set at its config-inited
     app.connect("config-inited", _latex_elements, priority=600)
-    app.connect("builder-inited", _print_colours)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

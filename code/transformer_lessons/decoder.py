@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .encoder import copy_torch_weights, torch_layer_settings
 from .multihead import MultiHeadAttention
 
 
@@ -126,22 +127,10 @@ class TransformerDecoderLayer(nn.Module):
             raise ValueError(f"expected nn.TransformerDecoderLayer, got {type(m).__name__}")
         if m.activation is not F.relu:
             raise ValueError(f"only the ReLU activation is supported, got {m.activation!r}")
-        ours = cls(
-            d_model=m.linear1.in_features,
-            num_heads=m.self_attn.num_heads,
-            dim_feedforward=m.linear1.out_features,
-            dropout=m.dropout.p,
-            norm_first=m.norm_first,
-            layer_norm_eps=m.norm1.eps,
-        )
+        ours = cls(**torch_layer_settings(m))
         ours.self_attn = MultiHeadAttention.from_torch(m.self_attn)
         ours.cross_attn = MultiHeadAttention.from_torch(m.multihead_attn)
-        ours = ours.to(dtype=m.linear1.weight.dtype)
-        with torch.no_grad():
-            for name in ("linear1", "linear2", "norm1", "norm2", "norm3"):
-                getattr(ours, name).load_state_dict(getattr(m, name).state_dict())
-        ours.train(m.training)
-        return ours
+        return copy_torch_weights(ours, m, ("linear1", "linear2", "norm1", "norm2", "norm3"))
 
 
 class KVCache:

@@ -98,20 +98,32 @@ class TransformerEncoderLayer(nn.Module):
             raise ValueError(f"unsupported activation {m.activation!r}; use 'relu' or 'gelu'")
         if m.norm1.bias is None:
             raise ValueError("LayerNorm without bias (bias=False) is not supported")
-        ours = cls(
-            d_model=m.linear1.in_features,
-            num_heads=m.self_attn.num_heads,
-            dim_feedforward=m.linear1.out_features,
-            dropout=m.dropout.p,
-            norm_first=m.norm_first,
-            activation=activation,
-            layer_norm_eps=m.norm1.eps,
-        )
+        ours = cls(**torch_layer_settings(m), activation=activation)
         ours.self_attn = MultiHeadAttention.from_torch(m.self_attn)
-        ref = m.linear1.weight
-        ours = ours.to(dtype=ref.dtype, device=ref.device)
-        with torch.no_grad():
-            for name in ("linear1", "linear2", "norm1", "norm2"):
-                getattr(ours, name).load_state_dict(getattr(m, name).state_dict())
-        ours.train(m.training)
-        return ours
+        return copy_torch_weights(ours, m, ("linear1", "linear2", "norm1", "norm2"))
+
+
+def torch_layer_settings(m: nn.Module) -> dict:
+    """The sizes and options of a ``nn.TransformerEncoderLayer`` or ``nn.TransformerDecoderLayer``,
+    as the arguments of this book's layer of the same kind (both ``from_torch``)."""
+    return {
+        "d_model": m.linear1.in_features,
+        "num_heads": m.self_attn.num_heads,
+        "dim_feedforward": m.linear1.out_features,
+        "dropout": m.dropout.p,
+        "norm_first": m.norm_first,
+        "layer_norm_eps": m.norm1.eps,
+    }
+
+
+def copy_torch_weights(ours: nn.Module, m: nn.Module, names: tuple[str, ...]) -> nn.Module:
+    """``ours`` in ``m``'s dtype and device, with ``m``'s weights in the sub-modules ``names``
+    (linears and layer norms; the attention is copied by ``MultiHeadAttention.from_torch``)
+    and ``m``'s training mode."""
+    ref = m.linear1.weight
+    ours = ours.to(dtype=ref.dtype, device=ref.device)
+    with torch.no_grad():
+        for name in names:
+            getattr(ours, name).load_state_dict(getattr(m, name).state_dict())
+    ours.train(m.training)
+    return ours
