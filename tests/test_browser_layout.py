@@ -132,7 +132,7 @@ SVG_BOXES_JS = """async () => {
     const vb = text.match(/<svg[^>]*\\sviewBox="([^"]+)"/);
     const box = img.getBoundingClientRect();
     out.push({src: src.slice(-50), viewBox: vb ? vb[1].trim().split(/[\\s,]+/).map(Number) : null,
-              width: box.width, height: box.height, complete: img.complete && img.naturalWidth > 0});
+              width: box.width, height: box.height});  // loaded or not (lazy): the box is what the reader sees
   }
   return out; }"""
 
@@ -153,7 +153,7 @@ def letterbox_problems(doc: str, boxes: list[dict], tolerance: float = 0.01) -> 
 
 
 def test_letterbox_check_can_fail():
-    drawing = {"src": "d.svg", "viewBox": [0, 0, 374.4, 528.984], "complete": True}
+    drawing = {"src": "d.svg", "viewBox": [0, 0, 374.4, 528.984]}
     assert letterbox_problems("p", [{**drawing, "width": 358, "height": 705}])  # the fixed height kept
     assert not letterbox_problems("p", [{**drawing, "width": 358, "height": 358 * 528.984 / 374.4}])
 
@@ -170,7 +170,6 @@ def test_svg_diagrams_fill_their_box_at_phone_width(site, tab, toc_files, theme)
         boxes = [b for b in tab.page.evaluate(SVG_BOXES_JS) if "logo" not in b["src"]]
         seen += len(boxes)
         problems += letterbox_problems(doc, boxes)
-        problems += [f"{doc}: {b['src']} did not load" for b in boxes if not b["complete"]]
     assert seen, "no SVG diagram found"
     assert not problems, "\n".join(problems)
 
