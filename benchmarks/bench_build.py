@@ -61,13 +61,14 @@ BASELINE = os.environ.get("BENCH_BASELINE")  # a git revision to time a clean bu
 
 # Phases of `make book`, each from the first line of the log that matches its start to the
 # next phase's start (or the end). A phase whose start never shows is left out.
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # Sphinx colours its log even into a pipe
 PHASES = [
     ("cache_guard", re.compile(r"tools/cache_guard\.py")),
     ("execute_pages", re.compile(r"tools/execute_pages\.py")),
     ("sphinx_setup", re.compile(r"jupyter-book build|Running Jupyter-Book")),
     ("sphinx_read", re.compile(r"^reading sources")),
-    ("sphinx_write", re.compile(r"^(preparing documents|writing output)")),
-    ("sphinx_finish", re.compile(r"^(generating indices|copying static files|dumping object inventory)")),
+    ("sphinx_write", re.compile(r"^preparing documents")),  # then copying assets, writing output
+    ("sphinx_finish", re.compile(r"^(generating indices|dumping search index|dumping object inventory)")),
     ("lms_export", re.compile(r"transformer_lessons\.lms")),
 ]
 MARKDOWN_PAGE = "book/foundations.md"  # the page edited in the two incremental rebuilds
@@ -132,7 +133,7 @@ def make(copy: Path, target: str) -> dict:
     cpu0 = _children_cpu()
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines = [(time.perf_counter() - start, line.rstrip("\n")) for line in proc.stdout]  # timed as they arrive
+    lines = [(time.perf_counter() - start, ANSI.sub("", line.rstrip("\n"))) for line in proc.stdout]  # timed as they arrive
     proc.wait()
     seconds = time.perf_counter() - start
     out = "\n".join(line for _, line in lines)
