@@ -13,9 +13,9 @@ Sphinx then finds every page cached and only renders them; what a reader sees is
 
 Decisions:
 
-* ``--jobs`` defaults to the cores this process may use, at most 2 (the machine the book is
-  built on has 2; ``BOOK_JOBS`` in the environment overrides it). ``--jobs 1`` still runs
-  here, one page at a time.
+* ``--jobs`` defaults to the cores this process may use, at most 2: the machine the book is
+  built on has 2, and each kernel holds PyTorch and some a model (about 0.7 GB at most).
+  ``BOOK_JOBS`` in the environment overrides it; ``--jobs 1`` still runs here, one page at a time.
 * Each kernel gets one thread (``OMP_NUM_THREADS=1``): pages run side by side, and two
   threads of one kernel waiting for each other on a busy core are many times slower than one.
   The same number on every machine also makes the results the same on every machine.
@@ -79,7 +79,8 @@ def page_settings(nb, execute: dict) -> dict:
 def default_jobs() -> int:
     if os.environ.get("BOOK_JOBS"):
         return max(1, int(os.environ["BOOK_JOBS"]))
-    return max(1, min(MAX_JOBS, len(os.sched_getaffinity(0))))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(MAX_JOBS, cores))
 
 
 def _execute(path: str, timeout: int, allow_errors: bool) -> tuple[str, object, float, str | None, float]:
