@@ -26,9 +26,10 @@ taken as done: `-o venv -o vendor`, VENV pointing at the Python running this), a
 * the total size of the published site (_build/html, PDFs included, and without them).
 
 Targets (issue 6, 2-core machine): clean build < 3 min, no-change rebuild < 15 s,
-every page executes in < 30 s. With BENCH_BASELINE=<git revision> the clean build is also timed for that
-revision, in a copy of its own, just before this one: a before/after pair from one run. The built copy stays until the process exits, so the
-`site` section of the same run (benchmarks/bench_site.py) measures that very site.
+every page executes in < 30 s. With BENCH_BASELINE=<git revision> the clean build is also
+timed for that revision, in a copy of its own, just before this one: a before/after pair
+from one run. The built copy stays until the process exits, so the `site` section of the
+same run (benchmarks/bench_site.py) measures that very site.
 
     PYTHONPATH=$PWD/code .venv/bin/python benchmarks/run.py build
 """
