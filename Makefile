@@ -61,8 +61,11 @@ FORCE_ALL = $(shell find book/_static book/_ext book/_templates book/_site_extra
 lms: venv
 	$(PY) -m transformer_lessons.lms --out _build/lms
 
+# tools/execute_pages.py executes the pages the cache lacks, two at a time (Jupyter Book
+# would run them one after the other while Sphinx reads); Sphinx then finds them all cached.
 book: venv vendor
 	$(PY) tools/cache_guard.py
+	$(PY) tools/execute_pages.py
 	$(JB) build . --builder html $(JB_STRICT) $(FORCE_ALL)
 	$(PY) -m transformer_lessons.lms --out _build/lms --publish _build/html/lms
 
@@ -72,6 +75,7 @@ check: test-lib book
 # solutions, quiz answers and the instructor pages. Both reuse the HTML build's cache.
 pdf: venv
 	$(PY) tools/cache_guard.py
+	$(PY) tools/execute_pages.py
 	$(PY) tools/pdf_toc.py student
 	$(PY) tools/pdf_toc.py instructor
 	BOOK_EDITION=student $(JB) build . --builder pdflatex $(JB_STRICT) \

@@ -231,6 +231,6 @@ def summary(r: dict) -> str:
 
 
 if __name__ == "__main__":
-    res = run()
-    print(json.dumps(res, indent=2))
-    print(summary(res))
+    from common import main  # benchmarks/common.py
+
+    main(run, summary)

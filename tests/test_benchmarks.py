@@ -88,3 +88,18 @@ def test_update_replaces_only_the_sections_given(tmp_path, monkeypatch, capsys):
     assert doc["sections"]["fake"]["date"] != earlier["date"]
     # the section not re-run is kept, with the date and machine of the run that measured it
     assert doc["sections"]["other"] == {"kept": True, "date": earlier["date"], "machine": {"cpu": "old"}}
+
+
+def test_build_phases_are_read_from_the_log_as_it_came():
+    import bench_build
+
+    log = [(0.0, ".venv/bin/python tools/cache_guard.py"), (0.5, ".venv/bin/python tools/execute_pages.py"),
+           (120.0, ".venv/bin/jupyter-book build . --builder html"), (125.0, "reading sources... [  4%] book/intro"),
+           (130.0, "reading sources... [  8%] book/cost"), (140.0, "preparing documents... done"),
+           (141.0, "copying static files... done"), (150.0, "writing output... [ 50%] book/cost"),
+           (160.0, "dumping object inventory... done"), (165.0, ".venv/bin/python -m transformer_lessons.lms --out _build/lms")]
+    assert bench_build.phases(log, 170.0) == {"cache_guard": 0.5, "execute_pages": 119.5, "sphinx_setup": 5.0,
+                                              "sphinx_read": 15.0, "sphinx_write": 20.0, "sphinx_finish": 5.0,
+                                              "lms_export": 5.0}
+    coloured = "\x1b[01mreading sources... \x1b[39;49;00m[ 4%]"
+    assert bench_build.ANSI.sub("", coloured).startswith("reading sources")

@@ -75,6 +75,13 @@ def test_weights_are_fetched_only_on_click(browser, site):  # noqa: F811
     t.close()
 
 
+def test_the_frame_and_controls_come_from_the_shared_stylesheet(tab):
+    assert any(u.endswith("/interactive/box.css") for u in tab.requests)
+    styles = tab.page.evaluate("""() => ['div.charlm', '#charlm0-prompt'].map(
+        (s) => getComputedStyle(document.querySelector(s)).borderTopStyle)""")
+    assert styles == ["solid", "solid"], styles  # box.css: no other rule draws the box's border
+
+
 def test_the_page_gives_the_python_models_probabilities(tab, python_model):
     model, tokenizer = python_model
     page = tab.page

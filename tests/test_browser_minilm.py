@@ -71,6 +71,12 @@ def test_nothing_is_fetched_before_the_click_and_the_size_is_shown(tab):
     assert size <= 30_000_000
 
 
+def test_the_frame_comes_from_the_shared_stylesheet(tab):
+    assert any(u.endswith("/interactive/box.css") for u in tab.requests)
+    style = tab.page.evaluate("() => getComputedStyle(document.querySelector('div.minilm')).borderTopStyle")
+    assert style == "solid"  # box.css: no other rule draws the box's border
+
+
 def test_tokens_attention_and_embedding_equal_the_python_model(tab, models):
     full, web = models
     page = tab.page

@@ -23,7 +23,7 @@ from test_browser import DESKTOP, PHONE, Tab, axe_path, browser, check_requests,
 pytestmark = pytest.mark.browser
 
 PAGE = "book/real_model"
-SCRIPTS = [ROOT / "book/_site_extra/interactive/headview.js", ROOT / "book/_site_extra/interactive/headview.css"]
+SCRIPTS = [ROOT / "book/_site_extra/interactive" / name for name in ("headview.js", "headview.css", "box.css")]
 BUDGET_GZIP = 250_000
 
 
@@ -120,6 +120,7 @@ def test_offline_no_console_errors_and_axe_at_both_widths(tab, axe_path):  # noq
     tab.resize(DESKTOP)
     problems += check_requests(tab)
     assert any(u.endswith("/interactive/headview.js") for u in tab.requests)
+    assert any(u.endswith("/interactive/box.css") for u in tab.requests)  # the pickers' style
     assert not problems, "\n".join(problems)
 
 

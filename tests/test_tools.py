@@ -171,3 +171,70 @@ def test_cache_guard_wipes_a_cache_whose_exports_are_gone(guard):
     (root / "_build" / module.EXPORTS[0]).unlink()  # what `jupyter-book clean` leaves
     module.main()
     assert not (root / "_build" / ".jupyter_cache").exists()
+
+
+PAGE = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+{extra}---
+
+# A page
+
+```{{code-cell}} ipython3
+{code}
+```
+"""
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """tools/execute_pages.py pointed at a tiny book in tmp_path: two notebook pages and a plain one."""
+    import execute_pages
+
+    (tmp_path / "book").mkdir()
+    (tmp_path / "_config.yml").write_text("execute:\n  execute_notebooks: cache\n  cache: _build/.jupyter_cache\n  timeout: 120\n")
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/a\nparts:\n  - chapters:\n      - file: book/b\n      - file: book/plain\n")
+    (tmp_path / "book" / "a.md").write_text(PAGE.format(extra="", code="print(6 * 7)"))
+    (tmp_path / "book" / "b.md").write_text(PAGE.format(extra="mystnb:\n  execution_timeout: 600\n",
+                                                          code="import os\nprint(os.environ['OMP_NUM_THREADS'])"))
+    (tmp_path / "book" / "plain.md").write_text("# Not a notebook\n")
+    monkeypatch.setattr(execute_pages, "ROOT", tmp_path)
+    return execute_pages, tmp_path
+
+
+def _cached_output(module, root, page):
+    from jupyter_cache import get_cache
+
+    cache = get_cache(str(root / "_build" / ".jupyter_cache"))
+    _, nb = cache.merge_match_into_notebook(module.read(root / "book" / f"{page}.md"))  # KeyError if not cached
+    return next(c for c in nb.cells if c.cell_type == "code").outputs[0]["text"]
+
+
+def test_execute_pages_fills_the_cache_as_myst_nb_reads_it(project, capsys):
+    module, root = project
+    assert module.main(["--jobs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "executing 2 pages, 2 at a time: b, a" in out  # the longer timeout first; plain.md is no notebook
+    assert _cached_output(module, root, "a") == "42\n"
+    assert _cached_output(module, root, "b") == "1\n"  # one thread per kernel
+    assert module.main([]) == 0
+    assert "every page is cached" in capsys.readouterr().out
+
+
+def test_execute_pages_fails_on_a_failing_page_and_caches_nothing_of_it(project, capsys):
+    module, root = project
+    (root / "book" / "a.md").write_text(PAGE.format(extra="", code="1 / 0"))
+    assert module.main(["--jobs", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "book/a.md FAILED" in err and "ZeroDivisionError" in err
+    with pytest.raises(KeyError):
+        _cached_output(module, root, "a")
+    assert _cached_output(module, root, "b") == "1\n"
+    with pytest.raises(SystemExit):
+        module.main(["--jobs", "0"])

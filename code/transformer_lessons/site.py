@@ -174,15 +174,15 @@ class HeadViewHtml(_Renderer):
 
     MIME = HEADVIEW_MIME
     SCRIPT = INTERACTIVE + "headview.js"
-    STYLE = INTERACTIVE + "headview.css"
+    STYLES = (INTERACTIVE + "box.css", INTERACTIVE + "headview.css")  # box.css: its pickers
 
     @classmethod
     def render(cls, renderer, data, inline):
         c = data.content  # the attention of every text, the fallback PNG and its size and alt text
         as_json = json.dumps(c["data"], separators=(",", ":")).replace("</", "<\\/")
         page = (
-            f'<link rel="stylesheet" href="{cls.STYLE}">'
-            f'<div class="headview">'
+            "".join(f'<link rel="stylesheet" href="{s}">' for s in cls.STYLES)
+            + '<div class="headview">'
             f'<script type="application/json" class="headview-data">{as_json}</script>'
             f'<img class="headview-fallback" src="data:image/png;base64,{c["png"]}" width="{c["width"]}" '
             f'height="{c["height"]}" alt="{html.escape(c["alt"])}">'

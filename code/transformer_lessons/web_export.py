@@ -79,9 +79,9 @@ def charlm_box(model: CharLM, model_url: str = "../interactive/charlm/charlm.jso
                script: str = "../interactive/") -> dict:
     """The display bundle of the page's prompt box for ``model`` (exported by :func:`export_charlm`).
 
-    ``text/html``: a hidden ``<div class="charlm">`` that ``charlm.js`` (with ``nn.js``)
-    fills and shows; the weights are fetched from ``model_url`` only when the reader
-    clicks. Without JavaScript it stays hidden. ``text/markdown`` is empty: the PDF shows the
+    ``text/html``: a hidden ``<div class="tl-box charlm">`` that ``charlm.js`` (with ``nn.js``)
+    fills and shows, styled by ``box.css`` (what the boxes share) and ``charlm.css``; the
+    weights are fetched from ``model_url`` only when the reader clicks. Without JavaScript it stays hidden. ``text/markdown`` is empty: the PDF shows the
     page's printed samples and figures instead. ``text/plain`` says where the box is.
     Show it with ``IPython.display.display(bundle, raw=True)``.
     """
@@ -97,8 +97,8 @@ def charlm_box(model: CharLM, model_url: str = "../interactive/charlm/charlm.jso
     values = sum(t.numel() for name, t in model.state_dict().items() if name not in LEFT_OUT)
     data = json.dumps({"colours": colours}, separators=(",", ":"))
     page = (
-        f'<link rel="stylesheet" href="{script}charlm.css">'
-        f'<div class="charlm" hidden data-model="{html.escape(model_url)}" data-bytes="{4 * values}" '
+        f'<link rel="stylesheet" href="{script}box.css"><link rel="stylesheet" href="{script}charlm.css">'
+        f'<div class="tl-box charlm" hidden data-model="{html.escape(model_url)}" data-bytes="{4 * values}" '
         f'data-layers="{c.num_layers}" data-heads="{c.num_heads}" data-prompt="{html.escape(prompt)}">'
         f'<script type="application/json" class="charlm-data">{data}</script></div>'
         f'<script defer src="{script}nn.js"></script><script defer src="{script}charlm.js"></script>'
@@ -248,14 +248,15 @@ def minilm_bytes(model) -> int:
 def minilm_box(model, model_url: str = "../interactive/minilm/minilm.json", sentence: str = "",
                other: str = "", script: str = "../interactive/") -> dict:
     """The display bundle of the real-model page's text box (see :func:`charlm_box`): a
-    hidden ``<div class="minilm">`` that ``minilm.js`` fills, with the size of the download
+    hidden ``<div class="tl-box minilm">`` that ``minilm.js`` fills, with the size of the download
     (:func:`minilm_bytes`) shown on its button before the reader asks for it."""
     import html
 
     size = minilm_bytes(model)
     page = (
-        f'<link rel="stylesheet" href="{script}headview.css"><link rel="stylesheet" href="{script}minilm.css">'
-        f'<div class="minilm" hidden data-model="{html.escape(model_url)}" data-bytes="{size}" '
+        f'<link rel="stylesheet" href="{script}box.css"><link rel="stylesheet" href="{script}headview.css">'
+        f'<link rel="stylesheet" href="{script}minilm.css">'
+        f'<div class="tl-box minilm" hidden data-model="{html.escape(model_url)}" data-bytes="{size}" '
         f'data-sentence="{html.escape(sentence)}" data-other="{html.escape(other)}"></div>'
         f'<script defer src="{script}nn.js"></script><script defer src="{script}headview.js"></script>'
         f'<script defer src="{script}minilm.js"></script>'

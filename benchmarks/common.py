@@ -1,0 +1,35 @@
+"""What several benchmark sections share: the load average, the pages of the book, the
+command line of a section run on its own.
+
+    python benchmarks/bench_build.py     # a section alone: its JSON, then its summary
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+
+def load() -> list[float]:
+    """The 1, 5 and 15 minute load averages, rounded: read beside every timing (the machine is shared)."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def toc_pages(root: Path) -> list[str]:
+    """Every document of ``root``'s _toc.yml, root first ('book/intro', ...)."""
+    import yaml
+
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        files += [c["file"] for c in part.get("chapters", [])]
+    return files
+
+
+def main(run: Callable[[], dict], summary: Callable[[dict], str]) -> None:
+    """A section run as a script: its result as JSON, then its readable summary."""
+    result = run()
+    print(json.dumps(result, indent=2))
+    print(summary(result))
