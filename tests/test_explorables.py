@@ -330,6 +330,8 @@ def test_explorable_in_the_browser(kind, scheme, width, site, browser):
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_diagrams_in_both_modes(scheme, width, site, browser):
     """Each diagram shows exactly its variant for the mode (an SVG), with alt text; screenshots."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     problems = []
     for doc in sorted(set(DIAGRAMS.values())):
         visit = Visit(browser, site, doc, WIDTHS[width], scheme)
@@ -341,6 +343,13 @@ def test_diagrams_in_both_modes(scheme, width, site, browser):
                 if fig.count() != 1:
                     problems.append(f"no figure #{name} on {doc}")
                     continue
+                fig.scroll_into_view_if_needed()  # the figures load lazily, as a reader scrolls to them
+                try:
+                    visit.page.wait_for_function(
+                        "fig => [...fig.querySelectorAll('img')].filter(i => i.offsetParent !== null)"
+                        ".every(i => i.complete && i.naturalWidth > 0)", arg=fig.element_handle(), timeout=60_000)
+                except PlaywrightTimeout:
+                    problems.append(f"{name}: its {scheme} image did not load within 60 s of scrolling to it")
                 shown = fig.locator("img").evaluate_all(
                     "imgs => imgs.filter(i => i.offsetParent !== null).map(i => ({src: i.currentSrc, alt: i.alt,"
                     " cls: i.className, w: i.getBoundingClientRect().width, ok: i.complete && i.naturalWidth > 0}))")
@@ -354,7 +363,6 @@ def test_diagrams_in_both_modes(scheme, width, site, browser):
                     problems.append(f"{name}: alt text too short: {img['alt']!r}")
                 if not fig.locator("figcaption").is_visible():
                     problems.append(f"{name}: the caption is hidden in {scheme} mode")
-                fig.scroll_into_view_if_needed()
                 SCREENSHOTS.mkdir(parents=True, exist_ok=True)
                 fig.screenshot(path=str(SCREENSHOTS / f"diagram-{name.removeprefix('fig-')}-{width}-{scheme}.png"),
                                style=NO_STICKY)

@@ -229,6 +229,22 @@ def test_no_missing_glyphs(edition):
     assert not missing, f"{edition}: glyphs the fonts lack (they print as nothing):\n" + "\n".join(missing[:20])
 
 
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_no_unresolved_reference(edition):
+    """LaTeX prints "??" for a reference it cannot resolve: a {numref} whose number the web
+    knows but the PDF lost ("Exercise ??" in the run sheet is what an instructor would print)."""
+    lines = [line.strip() for line in pdf_text(edition).splitlines() if "??" in line]
+    assert not lines, f"{edition}: {len(lines)} lines print an unresolved reference:\n" + "\n".join(lines[:10])
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_every_link_has_its_target(edition):
+    """A link whose label LaTeX never saw clicks to nothing (the text still prints)."""
+    log = latex_log(edition).read_text(errors="replace").replace("\n", "")  # TeX wraps its log at 79
+    missing = sorted(set(re.findall(r"Hyper reference `([^']*)' on page \d+ undefined", log)))
+    assert not missing, f"{edition}: links to labels the PDF lacks: {missing}"
+
+
 def _long_code_lines(toc_files, edition, width=80) -> list[tuple[str, str]]:
     lines = []
     for doc in edition_files(toc_files, edition):

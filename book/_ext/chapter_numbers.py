@@ -13,6 +13,13 @@
   reads 1 under parts as "no chapter prefix", so tlprint.sty writes "2.3" itself.
 * Which chapters Sphinx numbered is read from ``env.toc_secnumbers``, the numbers Sphinx's
   own writers print: Sphinx documents no other way to ask for them.
+* A {numref} to an exercise on another page printed "Exercise ??" (and a {ref} linked
+  nowhere): sphinx-exercise 1.2.1 labels an exercise ``exercise:<label>`` in LaTeX and
+  rewrites only references that carry a ``refid`` (on the same page;
+  post_transforms.ResolveLinkTextToSolutions), so one from another page kept Sphinx's
+  ``\\ref{<page>:<label>}``, a label nothing defines. ExerciseReferences keeps the text
+  Sphinx resolved ("Exercise 6.1", the number the exercise's own title prints) in a plain
+  link to sphinx-exercise's label.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx_exercise.nodes import exercise_enumerable_node, exercise_node
 
 
 class ChapterNumbers(SphinxPostTransform):
@@ -38,10 +46,27 @@ class ChapterNumbers(SphinxPostTransform):
                 numbered_now = numbered
 
 
+class ExerciseReferences(SphinxPostTransform):
+    default_priority = 21  # after references are resolved (10), before sphinx-exercise's (22)
+    formats = ("latex",)
+
+    def run(self, **kwargs) -> None:
+        kinds = (exercise_node, exercise_enumerable_node)
+        exercises = {node["label"] for node in self.document.findall(lambda n: isinstance(n, kinds))}
+        for ref in list(self.document.findall(nodes.reference)):  # {ref} and {numref}
+            uri = ref.get("refuri", "")
+            label = uri.partition("#")[2]
+            if not (uri.startswith("%") and label in exercises):
+                continue
+            # the LaTeX writer links a refuri "%a#b" to the label "a:b": here "exercise:<label>"
+            ref.replace_self(nodes.reference("", "", *ref.children, internal=True, refuri=f"%exercise#{label}"))
+
+
 def setup(app):
     depth = {}
     app.connect("config-inited", lambda app, config: depth.update(book=config.numfig_secnum_depth))
     # after sphinx-jupyterbook-latex's builder-inited (priority 500)
     app.connect("builder-inited", lambda app: setattr(app.config, "numfig_secnum_depth", depth["book"]), priority=900)
     app.add_post_transform(ChapterNumbers)
+    app.add_post_transform(ExerciseReferences)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

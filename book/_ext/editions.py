@@ -145,6 +145,11 @@ class AnswerBoxes(SphinxPostTransform):
             question = _question_title(node)
             here = _chapter_title(node)
             numbered = self.numbered_inside(node)
+            source = next((n.source for n in node.findall(nodes.Element) if n.source), None)
+            page = self.env.path2doc(source) if source else None
+            for link in node.findall(lambda n: type(n) in (nodes.reference, addnodes.number_reference)):
+                if page and link.get("refid"):  # LaTeX writes a refid as a label of the appendix's file
+                    link["refuri"] = f"%{page}#{link.attributes.pop('refid')}"
             node.replace_self([self.counter_steps(numbered), _box(kind, choice, student, ref, sol_title)])
             if student:
                 continue
