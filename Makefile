@@ -87,7 +87,7 @@ pdf: venv
 	if [ -d _build/html ]; then mkdir -p _build/html/pdf && cp $(PDF_STUDENT) $(PDF_INSTRUCTOR) _build/html/pdf/; fi
 
 # The teaching kit, from the built pages: the reveal.js deck and its PDF in
-# _build/html/slides/ (tools/slides.py, tools/slides.yml), the handout in _build/html/handout/
+# _build/html/slides/ (tools/slides.py, the slides the pages declare), the handout in _build/html/handout/
 # and _build/html/pdf/transformer-lessons-handout.pdf (tools/handout.py). Chromium prints the PDFs.
 slides: book
 	$(PY) tools/slides.py

@@ -2,6 +2,12 @@
 agree (tools/pacing.py reads all three from the book's sources), and each page's time
 fits its length (measured on the built page: 200 words a minute, code and output slower).
 
+* Each page declares its rows of both plans in its front matter (``pacing:``,
+  tools/pages.py); the plan page's two tables are generated from them, up to date, with
+  the clocks computed from the minutes in the run sheet's order; every declared row is in
+  the plan; a wrong declaration (an unknown mode, a run-sheet label that does not exist,
+  minutes that do not add up) fails with a message naming the page and the key.
+
 * The full lesson is 150 minutes with a buffer, a break before every hour is up, a clock
   that runs without gaps, and every segment marked in class, lab, break or buffer; the
   rows after it are self-study, each with its own time.
@@ -24,6 +30,7 @@ fits its length (measured on the built page: 200 words a minute, code and output
 from __future__ import annotations
 
 import re
+import shutil
 
 import pacing  # tools/pacing.py: tools/ is on pytest's pythonpath (pyproject.toml)
 import pages
@@ -228,3 +235,111 @@ def test_the_notes_say_what_the_plan_adds_up_to(plan):
     assert [break1, break2] == breaks
     assert buffer == sum(s.minutes for s in plan if s.mode == "buffer")
     assert stretch == longest
+
+
+# --- the plans are declared by the pages -------------------------------------------------------
+
+def _rows(page: str, slot: str) -> list[dict]:
+    rows = (pages.front_matter(page).get("pacing") or {}).get(slot) or []
+    return rows if isinstance(rows, list) else [rows]
+
+
+def _row_pages(page: str, row: dict) -> list[str]:
+    return list(row.get("pages", [])) if page == pages.the("pacing-plan") else [page]
+
+
+def test_each_pages_declared_rows_are_in_the_plans(plan):
+    """Every row a page declares (``pacing: session``, ``self-study``, ``short``) is a row of
+    the plan it belongs to, and a row of the table the instructor notes print; and the plans
+    have no row that no page declares."""
+    text = pacing.NOTES.read_text()
+    short = pacing.short_plan()
+    declared_full, declared_short = 0, 0
+    for page in pages.names():
+        for slot in ("session", "self-study"):
+            for row in _rows(page, slot):
+                declared_full += 1
+                mode = row.get("mode", "self-study")
+                found = [s for s in plan if (s.title, s.minutes, s.mode, s.pages) == (row["segment"], row["minutes"], mode, _row_pages(page, row))]
+                assert len(found) == 1, f"book/{page}.md: pacing: {slot}: {row['segment']!r} is not (once) in the plan"
+                docs = ", ".join(f"{{doc}}`{p}`" for p in found[0].pages)
+                line = f"| {found[0].clock} | {row['minutes']} | {row['segment']} | {docs or ''}"
+                assert line.replace("|  ", "| ").rstrip() in text, f"book/{page}.md: pacing: {slot}: no row {line!r} in the printed plan"
+        for row in _rows(page, "short"):
+            declared_short += 1
+            found = [(a, b) for a, b in short if (a.title, a.mode, [a.minutes, b.minutes], a.pages, a.select) == (row["segment"], row["mode"], row["minutes"], _row_pages(page, row), row.get("select", ""))]
+            assert len(found) == 1, f"book/{page}.md: pacing: short: {row['segment']!r} is not (once) in the short plan"
+            assert f"| {row['segment']} |" in text and f"| {row['minutes'][0]} | {row['minutes'][1]} | {row.get('select', '')} |" in text
+    assert declared_full == len(plan) and declared_short == len(short)
+
+
+def test_the_printed_plans_are_generated_and_up_to_date():
+    """The instructor notes print the tables tools/pacing.py writes from the declarations,
+    below their marker lines (`make notebooks` regenerates them)."""
+    text = pacing.NOTES.read_text()
+    assert pacing.FULL_TABLE in text and pacing.SHORT_TABLE in text
+    assert pacing.full_table() in text and pacing.short_table() in text
+    assert pacing.with_tables(text) == text, "the pacing tables are stale: run `make notebooks`"
+    sheet = pacing.RUN_SHEET.read_text()
+    assert pacing.with_run_sheet_clocks(sheet) == sheet, "the run sheet's clocks are stale: run `make notebooks`"
+
+
+@pytest.fixture
+def scratch(tmp_path, monkeypatch):
+    """A copy of the book's pages and toc, which pages.py and pacing.py then read."""
+    (tmp_path / "book").mkdir()
+    for md in pages.BOOK.glob("*.md"):
+        shutil.copy(md, tmp_path / "book" / md.name)
+    shutil.copy(ROOT / "_toc.yml", tmp_path / "_toc.yml")
+    monkeypatch.setattr(pages, "BOOK", tmp_path / "book")
+    monkeypatch.setattr(pages, "ROOT", tmp_path)
+
+    def edit(page: str, old: str, new: str) -> None:
+        path = tmp_path / "book" / f"{page}.md"
+        text = path.read_text()
+        assert text.count(old) == 1, (page, old)
+        path.write_text(text.replace(old, new))
+    return edit
+
+
+def test_clocks_follow_the_declared_minutes(scratch):
+    """Two minutes moved from the buffer to the foundations segment move every clock between
+    them; the generated table says so, and the stale table is reported."""
+    scratch("foundations", "    minutes: 15\n    mode: in class\n", "    minutes: 17\n    mode: in class\n")
+    scratch("instructor_notes", "      minutes: 7\n      mode: buffer\n", "      minutes: 5\n      mode: buffer\n")
+    clocks = {s.title: s.clock for s in pacing.full_plan()}
+    assert clocks["Foundations: RNN paths, self-attention, multi-head, positions"] == "0:10-0:27"
+    assert clocks["The encoder layer and two misconceptions"] == "0:27-0:47"
+    assert clocks["Buffer: questions, or the code quiz"] == "2:25-2:30"
+    assert "| 0:27-0:47 | 20 | The encoder layer and two misconceptions |" in pacing.full_table()
+    assert set(pages.sync(check=True)) == {"book/instructor_notes.md: the pacing plans' tables",
+                                          "book/instructor_run_sheet.md: the clocks of its sections"}
+    pages.sync(check=False)
+    assert "## The encoder layer and two misconceptions (0:27-0:47, 20 minutes, in class)" in pages.path("instructor_run_sheet").read_text()
+    assert [(r.clock, r.minutes) for r in pacing.run_sheet()] == [(s.clock, s.minutes) for s in pacing.full_plan() if s.run_sheet]
+    assert not pages.sync(check=True)
+
+
+@pytest.mark.parametrize("page, old, new, message", [
+    ("foundations", "    minutes: 15\n    mode: in class\n", "    minutes: 15\n    mode: lecture\n",
+     r"book/foundations\.md: pacing: session: mode: 'lecture' is not one of"),
+    ("foundations", "run-sheet: run-foundations", "run-sheet: run-fundations",
+     r"book/foundations\.md: pacing: session: run-sheet: 'run-fundations' is not a section of the run sheet"),
+    ("instructor_notes", "after: run-concepts-quiz", "after: run-quiz",
+     r"book/instructor_notes\.md: pacing: session\[0\]: after: 'run-quiz' is not a section of the run sheet"),
+    ("foundations", "    minutes: 15\n    mode: in class\n", "    minutes: 16\n    mode: in class\n",
+     r"add up to 151 minutes, not the 150 of book/instructor_notes\.md: pacing: session-minutes "
+     r"\(.*book/foundations\.md: pacing: session: minutes: 16"),
+    ("encoder", "minutes: [5, 10]", "minutes: [5, 11]",
+     r"rows add up to 91 minutes in its 90-minute version, not the 90 of book/instructor_notes\.md: pacing: short-minutes "
+     r"\(.*book/encoder\.md: pacing: short: minutes: \[5, 11\]"),
+    ("foundations", "    minutes: 15\n    mode: in class\n", "    minutes: 15\n    mode: in class\n    room: B\n",
+     r"book/foundations\.md: pacing: session: unknown key \['room'\]"),
+    ("quiz_code", "after: best_practices", "after: nowhere",
+     r"book/quiz_code\.md: pacing: self-study: after: 'nowhere' has no self-study row"),
+])
+def test_a_wrong_declaration_names_the_page_and_key(scratch, page, old, new, message):
+    scratch(page, old, new)
+    with pytest.raises(pacing.PacingError, match=message):
+        pacing.full_plan()
+        pacing.short_plan()

@@ -1,7 +1,7 @@
 """The slides (make slides; tools/slides.py), as an instructor would use them, offline.
 
-* one slide per entry of tools/slides.yml plus one break slide per break of the pacing
-  plan, 25-40 in all; every slide titled; speaker notes from the built run sheet as plain
+* one slide per slide the pages declare for their segments (``pacing: session: slides:``,
+  read by tools/pacing.py) plus one break slide per break of the pacing plan, 25-40 in all; every slide titled; speaker notes from the built run sheet as plain
   text (no role markup, no TeX), with the segment's clock and minutes;
 * quiz slides carry the question and every option of the book's question; the answer is in
   the notes only;
@@ -23,7 +23,6 @@ import subprocess
 from urllib.parse import urlparse
 
 import pytest
-import yaml
 from bs4 import BeautifulSoup
 from book_files import HTML, ROOT, html_page
 
@@ -36,7 +35,6 @@ pytestmark = pytest.mark.browser
 DECK = HTML / "slides" / "index.html"
 DECK_PDF = HTML / "slides" / "transformer-lessons-slides.pdf"
 HANDOUT_PDF = HTML / "pdf" / "transformer-lessons-handout.pdf"
-MANIFEST = yaml.safe_load((ROOT / "tools" / "slides.yml").read_text())
 SHOTS = ROOT / "_build" / "screenshots"
 MIN_SMALL_PX = 24  # code, output, captions
 MIN_BODY_PX = 28  # bullet points and quiz text
@@ -69,15 +67,22 @@ def slides(deck):
     return deck.select(".reveal .slides > section")
 
 
+def _segments():
+    """The session's segments with slides: every one but the breaks."""
+    return [s for s in pacing.full_plan() if s.start is not None and s.mode != "break"]
+
+
 def _entries():
-    for segment in MANIFEST["segments"]:
-        for slide in segment["slides"]:
-            yield segment["run_sheet"], slide
+    for segment in _segments():
+        for slide in segment.slides:
+            yield segment.run_sheet, slide
 
 
-def test_manifest_names_run_sheet_sections_by_label():
-    """One manifest entry per run-sheet segment, found by the label of its section."""
-    assert [s["run_sheet"] for s in MANIFEST["segments"]] == [r.label for r in pacing.run_sheet()]
+def test_slides_are_declared_for_each_run_sheet_section_by_label():
+    """Each run-sheet segment has its slides, declared with its row of the plan and found by
+    the label of its section."""
+    assert [s.run_sheet for s in _segments()] == [r.label for r in pacing.run_sheet()]
+    assert all(s.slides for s in _segments()), [s.declared for s in _segments() if not s.slides]
 
 
 def test_slide_count_follows_the_manifest_and_the_breaks(slides):

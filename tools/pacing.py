@@ -1,11 +1,24 @@
 """Read the pacing plans, the pages' time budgets and the run sheet from the book's sources.
 
-One source for each, found by what the pages declare (``tools/pages.py``): the plans are
-the tables of the page of ``kind: pacing-plan`` (section "Pacing plan"); a page's time is
-its own front matter's ``myst: substitutions: time``, which the page prints in its
-``Time:`` note as ``{{ time }}`` (and any page announcing it as ``{{ time_<page> }}``,
-generated); the run sheet is the page of ``kind: run-sheet``. ``tests/test_pacing.py``
-adds them up; ``tools/slides.py`` turns the run sheet into the slides' speaker notes.
+One source for each, found by what the pages declare (``tools/pages.py``):
+
+* the plans are what each page declares in its front matter, ``pacing:`` (its segment of
+  the session, its self-study row, its row of the short lesson, and its slides), with the
+  rows of no page (breaks, the buffer), the lengths and the deck's title on the page of
+  ``kind: pacing-plan``. This module is their one reader (:func:`full_plan`,
+  :func:`short_plan`): the session runs in the order of the run sheet's sections, each
+  row placed by its ``run-sheet:`` label (a break ``after:`` one), and its clocks are
+  computed from the minutes. The plan page's two tables and the clocks of the run sheet's
+  headings are generated from them (:func:`with_tables`, :func:`with_run_sheet_clocks`,
+  run by ``tools/pages.py``'s ``sync``, i.e. ``make notebooks``); nothing reads the tables.
+  A wrong declaration raises :class:`PacingError` naming the page and the key.
+* a page's time is its own front matter's ``myst: substitutions: time``, which the page
+  prints in its ``Time:`` note as ``{{ time }}`` (and any page announcing it as
+  ``{{ time_<page> }}``, generated);
+* the run sheet is the page of ``kind: run-sheet``.
+
+``tests/test_pacing.py`` adds them up; ``tools/slides.py`` turns the plan's slides and the
+run sheet into the deck and its speaker notes.
 
 How long a page takes (``reading_minutes``), measured on the built page as a student sees
 it (``make book`` first), at these rates, decided here:
@@ -27,7 +40,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pages
@@ -37,16 +50,19 @@ BOOK = pages.BOOK
 NOTES = pages.path(pages.the("pacing-plan"))
 RUN_SHEET = pages.path(pages.the("run-sheet"))
 MODES = {"in class", "lab", "self-study", "break", "buffer"}
-DOC = re.compile(r"\{doc\}`(?:[^`<]*<)?([^`>]+)>?`")
 
 
 @dataclass
 class Segment:
-    clock: str  # "0:10-0:25", or "after" for reference rows
+    clock: str  # "0:10-0:25" (computed from the minutes and the order), "after" for self-study, "" (short plan)
     minutes: int
     title: str
     pages: list[str]  # page names ("foundations"), possibly none
     mode: str
+    run_sheet: str | None = None  # the label of its run-sheet section ("run-foundations")
+    slides: list = field(default_factory=list)  # what the slides take for it (tools/slides.py)
+    select: str = ""  # the short plan's "What to select"
+    declared: str = ""  # where it is declared: "book/foundations.md: pacing: session"
 
     @property
     def start(self) -> int | None:
@@ -62,53 +78,269 @@ def _minutes(clock: str) -> int:
     return int(h) * 60 + int(m)
 
 
-def _table(text: str, heading: str) -> list[list[str]]:
-    """The rows (cells stripped) of the first Markdown table after a heading."""
-    start = text.index(heading)
-    rows = []
-    for line in text[start:].splitlines()[1:]:
-        if line.startswith("|"):
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if not all(re.fullmatch(r":?-+:?", c) for c in cells):
-                rows.append(cells)
-        elif rows:
-            break
-    return rows
+def _clock(minutes: int) -> str:
+    return f"{minutes // 60}:{minutes % 60:02d}"
 
 
-def _pages(cell: str) -> list[str]:
-    return [Path(p).name for p in DOC.findall(cell)]
+# --- the plans, read from what each page declares (tools/pages.py: ``pacing:``) -------------
+
+SLOTS = {  # slot of a page's ``pacing:`` -> the keys a row may have there, the modes it may take
+    "session": ({"run-sheet", "after", "segment", "minutes", "mode", "slides", "pages"}, MODES - {"self-study"}),
+    "self-study": ({"segment", "minutes", "after", "pages"}, {"self-study"}),
+    "short": ({"run-sheet", "after", "segment", "minutes", "mode", "select", "pages"}, MODES),
+}
+PLAN_KEYS = {"session-minutes", "short-minutes", "slides-title"}  # only on the pacing-plan page
 
 
-def full_plan(text: str | None = None) -> list[Segment]:
-    text = text if text is not None else NOTES.read_text()
-    rows = _table(text, "### The full lesson")
-    header = [h.lower() for h in rows[0]]
-    assert header == ["clock", "minutes", "segment", "page", "mode"], header
-    return [Segment(r[0], int(r[1]), r[2], _pages(r[3]), r[4].lower()) for r in rows[1:]]
+class PacingError(ValueError):
+    """A wrong declaration; the message names the page and the key."""
 
 
-def short_plan(text: str | None = None) -> list[tuple[Segment, Segment]]:
-    """(60-minute segment, 90-minute segment) for each row of the short lesson."""
-    text = text if text is not None else NOTES.read_text()
-    rows = _table(text, "### The short lesson")
-    header = [h.lower() for h in rows[0]]
-    assert header[:5] == ["segment", "page", "mode", "60 min", "90 min"], header
+def _plan_page() -> str:
+    return pages.the("pacing-plan")
+
+
+def _where(page: str, key: str) -> str:
+    return f"book/{page}.md: pacing: {key}"
+
+
+def _run_sheet_labels() -> list[str]:
+    """The labels of the run sheet's sections, in its order: the session's order."""
+    text = pages.path(pages.the("run-sheet")).read_text()
+    return re.findall(r"^\(([\w-]+)\)=\n## ", text, re.MULTILINE)
+
+
+def _toc_order() -> list[str]:
+    import yaml
+
+    toc = yaml.safe_load((pages.ROOT / "_toc.yml").read_text())
+    files = [toc["root"]] + [c["file"] for part in toc.get("parts", []) for c in part.get("chapters", [])]
+    return [Path(f).name for f in files]
+
+
+def _declared(page: str) -> dict:
+    d = pages.front_matter(page).get("pacing") or {}
+    if not isinstance(d, dict):
+        raise PacingError(f"book/{page}.md: pacing: is not a mapping")
+    allowed = set(SLOTS) | (PLAN_KEYS if page == _plan_page() else set())
+    unknown = set(d) - allowed
+    if unknown:
+        raise PacingError(f"book/{page}.md: pacing: unknown key {sorted(unknown)} (one of {sorted(allowed)})")
+    return d
+
+
+def _rows(slot: str, labels: list[str]) -> list[Segment]:
+    """Every row of one slot (session, self-study, short) that a page declares, checked."""
+    keys, modes = SLOTS[slot]
+    plan_page = _plan_page()
     out = []
-    for r in rows[1:]:
-        if r[0].startswith("**"):
-            continue  # the total
-        for_60 = Segment("", int(r[3]), r[0], _pages(r[1]), r[2].lower())
-        for_90 = Segment("", int(r[4]), r[0], _pages(r[1]), r[2].lower())
-        out.append((for_60, for_90))
+    for page in pages.names():
+        entries = _declared(page).get(slot)
+        if entries is None:
+            continue
+        for i, row in enumerate(entries if isinstance(entries, list) else [entries]):
+            where = _where(page, slot) + (f"[{i}]" if isinstance(entries, list) else "")
+            if not isinstance(row, dict):
+                raise PacingError(f"{where}: a row is a mapping (segment, minutes, mode, ...)")
+            unknown = set(row) - keys
+            if unknown:
+                raise PacingError(f"{where}: unknown key {sorted(unknown)} (one of {sorted(keys)})")
+            mode = row.get("mode", "self-study" if slot == "self-study" else None)
+            if mode not in modes:
+                raise PacingError(f"{where}: mode: {mode!r} is not one of {sorted(modes)}")
+            if not isinstance(row.get("segment"), str) or not row["segment"].strip():
+                raise PacingError(f"{where}: segment: the row's text is missing")
+            minutes = row.get("minutes")
+            ok = (isinstance(minutes, list) and len(minutes) == 2 and all(isinstance(m, int) and m >= 0 for m in minutes)
+                  if slot == "short" else isinstance(minutes, int) and minutes > 0)
+            if not ok:
+                want = "[minutes at 60, minutes at 90]" if slot == "short" else "a whole number of minutes above 0"
+                raise PacingError(f"{where}: minutes: {minutes!r} is not {want}")
+            for key in ("run-sheet", "after"):
+                label = row.get(key)
+                if label is not None and slot != "self-study" and label not in labels:
+                    raise PacingError(f"{where}: {key}: {label!r} is not a section of the run sheet "
+                                      f"(book/{pages.the('run-sheet')}.md: {', '.join(labels)})")
+            if "pages" in row and page != plan_page:
+                raise PacingError(f"{where}: pages: only the pacing-plan page names pages; a page's rows are its own")
+            row_pages = list(row.get("pages", [])) if page == plan_page else [page]
+            for p in row_pages:
+                pages.path(p)  # an unknown page fails here, by its name
+            out.append(Segment("", minutes if slot != "short" else 0, row["segment"].strip(), row_pages, mode,
+                               row.get("run-sheet"), list(row.get("slides") or []), row.get("select", ""), where))
+            out[-1]._minutes = minutes
+            out[-1]._after = row.get("after")
     return out
 
 
-def short_plan_totals(text: str | None = None) -> tuple[int, int]:
-    text = text if text is not None else NOTES.read_text()
-    rows = _table(text, "### The short lesson")
-    total = [r for r in rows if r[0].startswith("**")][0]
-    return int(total[3].strip("*")), int(total[4].strip("*"))
+def _in_session_order(rows: list[Segment], labels: list[str], plan: str) -> list[Segment]:
+    """Rows placed by their run-sheet section (``run-sheet:``) or right after one (``after:``)."""
+    by_label: dict[str, Segment] = {}
+    after: dict[str, list[Segment]] = {}
+    for r in rows:
+        if r.run_sheet and r._after:
+            raise PacingError(f"{r.declared}: run-sheet and after: a row has one place")
+        if r.run_sheet:
+            if r.run_sheet in by_label:
+                raise PacingError(f"{r.declared}: run-sheet: {r.run_sheet!r} is already the place of "
+                                  f"{by_label[r.run_sheet].declared}")
+            by_label[r.run_sheet] = r
+        elif r._after:
+            after.setdefault(r._after, []).append(r)
+        else:
+            raise PacingError(f"{r.declared}: the row needs its place in the {plan}: run-sheet: <label> or after: <label>")
+    out = []
+    for label in labels:
+        if label in by_label:
+            out.append(by_label[label])
+        out += after.get(label, [])
+    return out
+
+
+def _full_plan() -> list[Segment]:
+    labels = _run_sheet_labels()
+    session = _in_session_order(_rows("session", labels), labels, "session")
+    claimed = {s.run_sheet for s in session}
+    unclaimed = [label for label in labels if label not in claimed]
+    if unclaimed:
+        raise PacingError(f"book/{pages.the('run-sheet')}.md: sections with no segment in the plan: {unclaimed} "
+                          "(a page declares its segment as pacing: session: run-sheet: <label>)")
+    for s in session:
+        if s.mode != "break" and not s.run_sheet:
+            raise PacingError(f"{s.declared}: mode: {s.mode} needs its run-sheet section (run-sheet: <label>); only a break has none")
+    declared = _declared(_plan_page()).get("session-minutes")
+    total = sum(s.minutes for s in session)
+    if total != declared:
+        parts = ", ".join(f"{s.declared}: minutes: {s.minutes}" for s in session)
+        raise PacingError(f"the session's segments add up to {total} minutes, not the {declared} of "
+                          f"{_where(_plan_page(), 'session-minutes')} ({parts})")
+    clock = 0
+    for s in session:
+        s.clock = f"{_clock(clock)}-{_clock(clock + s.minutes)}"
+        clock += s.minutes
+    return session + _self_study(session)
+
+
+def _self_study(session: list[Segment]) -> list[Segment]:
+    """The rows after the session: pages with a segment in class or lab in the session's order,
+    then the others in the order of ``_toc.yml``; ``after: <page>`` follows that page's row."""
+    rows = _rows("self-study", [])
+    taught = [p for s in session for p in s.pages]
+    toc = _toc_order()
+    def rank(r):
+        p = r.pages[0] if r.pages else ""
+        return (0, taught.index(p)) if p in taught else (1, toc.index(p) if p in toc else len(toc), p)
+    placed = sorted((r for r in rows if not r._after), key=rank)
+    for r in rows:
+        if r._after:
+            at = [i for i, o in enumerate(placed) if r._after in o.pages]
+            if not at:
+                raise PacingError(f"{r.declared}: after: {r._after!r} has no self-study row to follow")
+            placed.insert(at[0] + 1, r)
+    for r in placed:
+        r.clock = "after"
+    return placed
+
+
+def full_plan() -> list[Segment]:
+    """The full lesson, in order: the session's segments with their clocks (computed from the
+    minutes, in the order of the run sheet), then the self-study rows (clock ``after``)."""
+    return _full_plan()
+
+
+def _copy(s: Segment) -> Segment:
+    return Segment(s.clock, s.minutes, s.title, list(s.pages), s.mode, s.run_sheet, list(s.slides), s.select, s.declared)
+
+
+def short_plan() -> list[tuple[Segment, Segment]]:
+    """(60-minute segment, 90-minute segment) for each row of the short lesson, in order: by
+    each row's place (a page's row takes its page's place in the session, or says
+    ``run-sheet:``/``after:``), then the self-study rows."""
+    labels = _run_sheet_labels()
+    place = {p: s.run_sheet for s in full_plan() if s.run_sheet for p in s.pages}
+    rows = _rows("short", labels)
+    timed, study = [], []
+    for r in rows:
+        if r.mode == "self-study":
+            study.append(r)
+            continue
+        if not r.run_sheet and not r._after and r.pages:
+            if r.pages[0] not in place:
+                raise PacingError(f"{r.declared}: the page has no segment in the session to take its place from: "
+                                  "say run-sheet: <label> or after: <label>")
+            r.run_sheet = place[r.pages[0]]
+        timed.append(r)
+    ordered = _in_session_order(timed, labels, "short lesson") + study
+    totals = short_plan_totals()
+    for i, length in enumerate(totals):
+        total = sum(r._minutes[i] for r in ordered)
+        if total != length:
+            parts = ", ".join(f"{r.declared}: minutes: {r._minutes}" for r in ordered)
+            raise PacingError(f"the short lesson's rows add up to {total} minutes in its {length}-minute version, "
+                              f"not the {length} of {_where(_plan_page(), 'short-minutes')} ({parts})")
+    out = []
+    for r in ordered:
+        a, b = _copy(r), _copy(r)
+        a.minutes, b.minutes = r._minutes
+        out.append((a, b))
+    return out
+
+
+def short_plan_totals() -> tuple[int, int]:
+    """The short lesson's two lengths, as the pacing-plan page declares them (``short-minutes``)."""
+    lengths = _declared(_plan_page()).get("short-minutes")
+    if not (isinstance(lengths, list) and len(lengths) == 2 and all(isinstance(m, int) for m in lengths)):
+        raise PacingError(f"{_where(_plan_page(), 'short-minutes')}: {lengths!r} is not [60, 90]-like")
+    return tuple(lengths)
+
+
+def slides_title() -> str:
+    title = _declared(_plan_page()).get("slides-title")
+    if not isinstance(title, str) or not title:
+        raise PacingError(f"{_where(_plan_page(), 'slides-title')}: the deck's title is missing")
+    return title
+
+
+# --- the plans' tables, written into the pacing-plan page (tools/pages.py sync) ---------------
+
+FULL_TABLE = ("% The table is generated from the pages' front matter (`pacing: session`, `pacing: self-study`) "
+              "by tools/pages.py (make notebooks): do not edit it here.")
+SHORT_TABLE = ("% The table is generated from the pages' front matter (`pacing: short`) "
+               "by tools/pages.py (make notebooks): do not edit it here.")
+
+
+def _row(cells: list) -> str:
+    return "|" + "|".join(f" {c} " if str(c) else " " for c in cells) + "|"
+
+
+def _docs(names: list[str]) -> str:
+    return ", ".join(f"{{doc}}`{p}`" for p in names)
+
+
+def full_table() -> str:
+    lines = [_row(["Clock", "Minutes", "Segment", "Page", "Mode"]), "|---|---|---|---|---|"]
+    lines += [_row([s.clock, s.minutes, s.title, _docs(s.pages), s.mode]) for s in full_plan()]
+    return "\n".join(lines) + "\n"
+
+
+def short_table() -> str:
+    rows = short_plan()
+    lines = [_row(["Segment", "Page", "Mode", "60 min", "90 min", "What to select"]), "|---|---|---|---|---|---|"]
+    lines += [_row([a.title, _docs(a.pages), a.mode, a.minutes, b.minutes, a.select]) for a, b in rows]
+    t60, t90 = short_plan_totals()
+    lines.append(_row(["**Total**", "", "", f"**{t60}**", f"**{t90}**", ""]))
+    return "\n".join(lines) + "\n"
+
+
+def with_tables(text: str) -> str:
+    """The pacing-plan page's text with both tables generated below their marker lines
+    (:data:`FULL_TABLE`, :data:`SHORT_TABLE`, then a blank line, then the table)."""
+    for marker, table in ((FULL_TABLE, full_table), (SHORT_TABLE, short_table)):
+        pattern = re.compile(r"^" + re.escape(marker) + r"\n\n(?:\|.*\n)*", re.MULTILINE)
+        if not pattern.search(text):
+            raise PacingError(f"book/{_plan_page()}.md: the line {marker!r}, then a blank line, marks where the table goes")
+        text = pattern.sub(lambda m: marker + "\n\n" + table(), text, count=1)
+    return text
 
 
 BUDGET = re.compile(r"^(\d+)(?:-(\d+))? minutes(, optional)?$")
@@ -192,6 +424,23 @@ def reading_minutes(page: str, site: Path | None = None) -> Reading:
     return Reading(page, words, code, output, figures, display, minutes)
 
 
+# The run sheet's headings carry their segment's clock, minutes and mode, generated from the
+# plan like its tables (a new section may be written "(run-x)=" then "## Title"; make notebooks
+# adds the rest).
+RUN_TITLE = re.compile(r"^\(([\w-]+)\)=\n## (.+?)(?: \(\d+:\d\d-\d+:\d\d, \d+ minutes(?:, [a-z ]+)?\))?[ \t]*$", re.MULTILINE)
+
+
+def with_run_sheet_clocks(text: str) -> str:
+    """The run sheet's text with each section's heading ending in its segment's
+    ``(clock, N minutes, mode)``, from the plan."""
+    by_label = {s.run_sheet: s for s in full_plan() if s.run_sheet}
+
+    def heading(m: re.Match) -> str:
+        s = by_label[m.group(1)]  # every label has its segment (full_plan checks)
+        return f"({m.group(1)})=\n## {m.group(2)} ({s.clock}, {s.minutes} minutes, {s.mode})"
+    return RUN_TITLE.sub(heading, text)
+
+
 @dataclass
 class RunSheetSection:
     number: int  # its place in the run sheet, from 1 (the build prints the section's number)
@@ -211,7 +460,7 @@ RUN_HEADING = re.compile(
 
 
 def run_sheet(text: str | None = None) -> list[RunSheetSection]:
-    text = text if text is not None else RUN_SHEET.read_text()
+    text = text if text is not None else pages.path(pages.the("run-sheet")).read_text()
     heads = list(RUN_HEADING.finditer(text))
     sections = []
     for i, h in enumerate(heads):

@@ -27,6 +27,33 @@ never in a list elsewhere. The keys, all optional:
     the line ``# generated`` (:data:`GENERATED`); ``tests/test_pacing.py`` fails while
     they are stale. A hand-typed time is never needed.
 
+``pacing:`` the page's place in the lesson plans and what the slides take from it
+    (read by ``tools/pacing.py``, the one reader; the pacing-plan page's two tables are
+    generated from it by :func:`sync`). Three optional slots, each a row (a mapping) or a
+    list of rows; a row's ``segment`` is its text in the plan, ``minutes`` a whole number:
+
+    ``session:`` the page's segment of the full lesson (taught in class or in the lab):
+        ``run-sheet: <label>`` its section of the run sheet, which is its place: the
+        session runs in the run sheet's order and its clocks are computed from the
+        minutes, never typed; ``segment``, ``minutes``, ``mode: in class | lab``;
+        ``slides:`` the segment's slides, a list of one-key mappings (the kinds are in
+        ``tools/slides.py``'s docstring; ``cell`` and ``table`` slides take this page's
+        cells unless they name another ``page``).
+    ``self-study:`` the row for the rest of the page, after the session: ``segment``,
+        ``minutes``. The rows come in the order of the pages' segments in the session,
+        then in ``_toc.yml``'s order; ``after: <page>`` puts it right after that page's row.
+    ``short:`` the page's row of the 60/90-minute lesson: ``segment``, ``mode``,
+        ``minutes: [at 60, at 90]``, ``select:`` what to select. It takes its place from
+        the page's ``session`` row (or says ``run-sheet:`` / ``after: <label>``); a
+        ``self-study`` row comes after the lesson.
+
+    The ``pacing-plan`` page also declares the rows of no page (breaks, the buffer, a
+    self-study row of several pages, ``pages: [...]``) in the same slots, a break by
+    ``after: <run-sheet label>``, and ``session-minutes`` (the full lesson, 150),
+    ``short-minutes`` (``[60, 90]``) and ``slides-title`` (the deck's title). A wrong
+    declaration (an unknown key or mode, a run-sheet label that does not exist, minutes
+    that do not add up to the session) fails with a message naming the page and the key.
+
 A page without code may have front matter too: myst-parser reads it the same way.
 """
 
@@ -165,6 +192,10 @@ def regenerate(page: str, all_times: dict[str, str]) -> str:
 
 
 def sync(check: bool) -> list[str]:
+    """Bring the generated parts of the pages up to date (``check``: only say which are
+    stale): the times a page announces of other pages, the pacing-plan page's two tables
+    and the clocks of the run sheet's headings, generated from every page's ``pacing:``
+    (``tools/pacing.py``)."""
     all_times = times()
     stale = []
     for page in names():
@@ -173,4 +204,14 @@ def sync(check: bool) -> list[str]:
             stale.append(f"{path(page).relative_to(ROOT)}: the times of other pages")
             if not check:
                 path(page).write_text(new)
+    if of_kind("pacing-plan"):
+        import pacing  # it reads the pages through this module
+
+        for page, what, generate in ((the("pacing-plan"), "the pacing plans' tables", pacing.with_tables),
+                                     (the("run-sheet"), "the clocks of its sections", pacing.with_run_sheet_clocks)):
+            new = generate(path(page).read_text())
+            if new != path(page).read_text():
+                stale.append(f"{path(page).relative_to(ROOT)}: {what}")
+                if not check:
+                    path(page).write_text(new)
     return stale

@@ -10,11 +10,37 @@ Writes ``_build/html/slides/index.html`` (reveal.js, offline) and its PDF,
 Everything on a slide comes from the built pages (``make book`` first), never from the
 sources: the figures are the executed ones, the formulas are the site's KaTeX, and every
 number (figure, equation, exercise, quiz question) is the one the build printed, looked up
-by label (``tools/built.py``). ``tools/slides.yml`` says which figures, equations, cells,
-tables and quiz questions make the slides, segment by segment of the run sheet
-(the page of ``kind: run-sheet``, by its sections' labels); each slide's speaker notes (press S) are that segment's
-text as the built run sheet shows it, as plain text (references resolved to their titles,
-formulas written out). The pacing plan's breaks (``tools/pacing.py``) become break slides.
+by label (``tools/built.py``). Each page says which of its figures, equations, cells,
+tables and quiz questions make the slides of its segment, in its front matter
+(``pacing: session: slides:``, ``tools/pages.py``; the title slide and the buffer's are the
+pacing-plan page's, with the deck's title ``pacing: slides-title``), and ``tools/pacing.py``
+reads them with the plan: the deck follows the session, segment by segment of the run sheet
+(the page of ``kind: run-sheet``, by its sections' labels). Each slide's speaker notes
+(press S) are that segment's text as the built run sheet shows it, as plain text
+(references resolved to their titles, formulas written out). The plan's breaks become
+break slides.
+
+A slide is a mapping of one key:
+
+``book: {title, points: [...]}``
+    the title slide: the book's address, its QR code and the repository;
+``text: {title, points: [...]}``
+    a title slide or a short list (keep it short); a point may cite a label with the
+    ``ref`` or ``numref`` role: the build's number and title replace it (never type one);
+``figure: <label>`` (or ``{name, title}``)
+    a figure of the book, with its number and the first sentence of its caption;
+``equation: <label>`` (or ``{label, title}``)
+    a numbered display equation of the book;
+``cell: {contains, live, page, title}``
+    a code cell (input and output) of the page (or of ``page``) whose source contains the
+    text; ``live: true``: run it in class;
+``table: {section, page, title}``
+    the first table of a section of the page (by its id);
+``quiz: <label>``
+    a quiz question with its options; the answer goes to the speaker notes.
+
+Figure, equation and cell slides take the title of the section they sit in (or ``title``).
+A label missing from the built site fails the build and names it.
 
 Every slide has a title. Text sizes are for a lecture room: at 1280 x 720, body text
 40 px, captions 28 px, code and output 26 px (``tests/test_slides.py`` measures them in Chromium,
@@ -40,7 +66,6 @@ from bs4 import BeautifulSoup, NavigableString, Tag
 
 ROOT = built.ROOT
 SITE = built.SITE
-MANIFEST = ROOT / "tools" / "slides.yml"
 TEMPLATES = printing.TEMPLATES  # page.html (every kit page), slides.html, slides.js, slides.css
 REVEAL = ROOT / "node_modules" / "reveal.js" / "dist"
 SLIDES = SITE / "slides"
@@ -114,7 +139,7 @@ def _first_sentence(caption: Tag) -> Tag:
 def figure_slide(label: str, title: str | None = None) -> tuple[str, str]:
     ref = built.lookup(label)
     if ref.kind != "figure":
-        raise SlideError(f"tools/slides.yml: {label!r} is not a figure")
+        raise SlideError(f"{label!r} is not a figure")
     fig = BeautifulSoup(str(ref.element), "html.parser").find("figure")
     _light_only(fig)
     img = fig.find("img")
@@ -135,7 +160,7 @@ def figure_slide(label: str, title: str | None = None) -> tuple[str, str]:
 def equation_slide(label: str, title: str | None = None) -> tuple[str, str]:
     ref = built.lookup(label)
     if ref.kind != "equation":
-        raise SlideError(f"tools/slides.yml: {label!r} is not an equation")
+        raise SlideError(f"{label!r} is not an equation")
     el = BeautifulSoup(str(ref.element), "html.parser")
     _relink(el, ref.page)
     return title or ref.title, f'<div class="tl-equation">{el}</div><p class="tl-source">{html.escape(built.page_title(ref.page))}</p>'
@@ -219,7 +244,7 @@ _REF = re.compile(r"\{(ref|numref)\}`([^`]+)`")
 
 
 def resolve(text: str) -> str:
-    """{ref}`label` / {numref}`label` in a manifest string -> the build's number and title."""
+    """{ref}`label` / {numref}`label` in a slide's text -> the build's number and title."""
     def one(m):
         ref = built.lookup(m.group(2))
         return ref.text if m.group(1) == "ref" else (ref.number or ref.title)
@@ -247,9 +272,16 @@ def book_slide(spec: dict) -> tuple[str, str]:
     return html.escape(spec.get("title") or config["title"]), body
 
 
-def _slide(slide: dict) -> tuple[str, str, str]:
-    """(title html, body html, extra notes) of one manifest entry."""
+def _slide(slide: dict, page: str | None) -> tuple[str, str, str]:
+    """(title html, body html, extra notes) of one declared slide; ``page`` is the page
+    that declares it (a cell or table slide takes that page's unless it names one)."""
+    if not isinstance(slide, dict) or len(slide) != 1:
+        raise SlideError(f"a slide is a mapping of one key (its kind), not {slide!r}")
     (kind, spec), = slide.items()
+    if kind in ("cell", "table"):
+        spec = {"page": page, **spec}
+        if not spec["page"]:
+            raise SlideError(f"a {kind} slide of a row of no page needs its page: {slide!r}")
     if kind == "book":
         return (*book_slide(spec), "")
     if kind == "text":
@@ -266,7 +298,7 @@ def _slide(slide: dict) -> tuple[str, str, str]:
         return (*table_slide(spec["page"], spec["section"], spec.get("title")), "")
     if kind == "quiz":
         return quiz_slide(spec)
-    raise SlideError(f"tools/slides.yml: unknown slide kind {kind!r}")
+    raise SlideError(f"unknown slide kind {kind!r} (book, text, figure, equation, cell, table, quiz)")
 
 
 # --- speaker notes from the built run sheet -------------------------------------------------
@@ -303,29 +335,26 @@ def _plain_title(title_html: str) -> str:
 
 
 def build_slides() -> int:
-    manifest = yaml.safe_load(MANIFEST.read_text())
-    sheet = pacing.run_sheet()
-    notes_text = run_sheet_notes(sheet)
-    by_label = {seg["run_sheet"]: seg for seg in manifest["segments"]}
-    unknown = set(by_label) - {s.label for s in sheet}
-    if unknown:
-        raise SlideError(f"tools/slides.yml: no run-sheet section labelled {sorted(unknown)}")
+    sheet = {s.label: s for s in pacing.run_sheet()}
+    notes_text = run_sheet_notes(list(sheet.values()))
     sections = []
-    runs = iter(sheet)
     for seg in pacing.full_plan():
         if seg.start is None:
             continue
         if seg.mode == "break":
             sections.append(_break_slide(seg))
             continue
-        run = next(runs)
-        if run.label not in by_label:
-            raise SlideError(f"tools/slides.yml: no entry for run-sheet section {run.label} ({run.title})")
+        run = sheet[seg.run_sheet]
+        if not seg.slides:
+            raise SlideError(f"{seg.declared}: slides: the segment of run-sheet section {run.label} ({run.title}) has none")
         label = f'<p class="tl-segment">{html.escape(run.clock)} &middot; {html.escape(run.title)}</p>'
-        for slide in by_label[run.label]["slides"]:
-            title, body, extra = _slide(slide)
+        for slide in seg.slides:
+            try:
+                title, body, extra = _slide(slide, seg.pages[0] if seg.pages else None)
+            except SlideError as err:
+                raise SlideError(f"{seg.declared}: slides: {err}") from None
             if not title:
-                raise SlideError(f"a slide of run-sheet section {run.label} has no title")
+                raise SlideError(f"{seg.declared}: slides: a slide of run-sheet section {run.label} has no title")
             notes = _notes(run, notes_text.get(run.label, []), extra)
             plain_title = html.escape(_plain_title(title), quote=True)
             sections.append(f'<section data-segment="{run.number}" data-label="{run.label}" data-title="{plain_title}"><h2>{title}</h2>{label}{body}{notes}</section>')
@@ -344,7 +373,7 @@ def build_slides() -> int:
     sheets = ["reveal/reveal.css", "reveal/theme/white.css"]
     sheets += [posixpath.relpath(katex.relative_to(SITE).as_posix(), "slides")] if katex else []
     page = printing.kit_page(
-        f"{manifest['title']}: slides", "Slides of the 2.5-hour session, made from the book's own pages.",
+        f"{pacing.slides_title()}: slides", "Slides of the 2.5-hour session, made from the book's own pages.",
         sheets, (TEMPLATES / "slides.css").read_text(), printing.template("slides.html", sections=body),
         printing.template("slides.js", width=WIDTH, height=HEIGHT))
     (SLIDES / "index.html").write_text(page)

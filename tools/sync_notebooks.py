@@ -140,6 +140,7 @@ def sync(check: bool) -> list[str]:
             if not check:
                 out = notebook_for(md)
                 out.metadata.pop("jupytext", None)
+                out.metadata.pop("pacing", None)  # the lesson plan and slides: not for a reader
                 out.metadata["colab"] = {"provenance": []}
                 for i, c in enumerate(out.cells):
                     c["id"] = f"{md.stem}-{i}"  # stable ids: regenerating changes nothing
