@@ -286,7 +286,9 @@ def test_the_printed_plans_are_generated_and_up_to_date():
 
 @pytest.fixture
 def scratch(tmp_path, monkeypatch):
-    """A copy of the book's pages and toc, which pages.py and pacing.py then read."""
+    """A copy of the book's pages and toc, which pages.py and pacing.py then read; the
+    returned ``edit(page, slot, key, change)`` changes one key of the first row a page
+    declares in a slot of its ``pacing:`` (``change``: the new value, or a function of the old)."""
     (tmp_path / "book").mkdir()
     for md in pages.BOOK.glob("*.md"):
         shutil.copy(md, tmp_path / "book" / md.name)
@@ -294,52 +296,69 @@ def scratch(tmp_path, monkeypatch):
     monkeypatch.setattr(pages, "BOOK", tmp_path / "book")
     monkeypatch.setattr(pages, "ROOT", tmp_path)
 
-    def edit(page: str, old: str, new: str) -> None:
+    def edit(page: str, slot: str, key: str, change) -> None:
         path = tmp_path / "book" / f"{page}.md"
-        text = path.read_text()
-        assert text.count(old) == 1, (page, old)
-        path.write_text(text.replace(old, new))
+        head, rest = pages._split(path.read_text())
+        data = yaml.safe_load(head)
+        rows = data["pacing"][slot]
+        row = rows[0] if isinstance(rows, list) else rows
+        row[key] = change(row.get(key)) if callable(change) else change
+        path.write_text("---\n" + yaml.safe_dump(data, sort_keys=False) + "---\n" + rest)
     return edit
 
 
+def _row_of(plan, page: str):
+    return next(i for i, s in enumerate(plan) if s.run_sheet and page in s.pages)
+
+
 def test_clocks_follow_the_declared_minutes(scratch):
-    """Two minutes moved from the buffer to the foundations segment move every clock between
-    them; the generated table says so, and the stale table is reported."""
-    scratch("foundations", "    minutes: 15\n    mode: in class\n", "    minutes: 17\n    mode: in class\n")
-    scratch("instructor_notes", "      minutes: 7\n      mode: buffer\n", "      minutes: 5\n      mode: buffer\n")
-    clocks = {s.title: s.clock for s in pacing.full_plan()}
-    assert clocks["Foundations: RNN paths, self-attention, multi-head, positions"] == "0:10-0:27"
-    assert clocks["The encoder layer and two misconceptions"] == "0:27-0:47"
-    assert clocks["Buffer: questions, or the code quiz"] == "2:25-2:30"
-    assert "| 0:27-0:47 | 20 | The encoder layer and two misconceptions |" in pacing.full_table()
-    assert set(pages.sync(check=True)) == {"book/instructor_notes.md: the pacing plans' tables",
-                                          "book/instructor_run_sheet.md: the clocks of its sections"}
+    """Two minutes moved from the buffer to a page's segment move every clock between them;
+    the generated table and the run sheet's headings follow, once `make notebooks` ran."""
+    before = pacing.full_plan()
+    buffer = next(i for i, s in enumerate(before) if s.mode == "buffer")
+    taught = _row_of(before, "foundations")
+    scratch("foundations", "session", "minutes", lambda m: m + 2)
+    plan_page = pages.path(pages.the("pacing-plan"))
+    head, rest = pages._split(plan_page.read_text())
+    data = yaml.safe_load(head)
+    next(r for r in data["pacing"]["session"] if r["mode"] == "buffer")["minutes"] -= 2
+    plan_page.write_text("---\n" + yaml.safe_dump(data, sort_keys=False) + "---\n" + rest)
+    after = pacing.full_plan()
+    for i, (old, new) in enumerate(zip(before, after)):
+        shift = (2 if taught < i <= buffer else 0, 2 if taught <= i < buffer else 0)
+        if old.start is not None:
+            assert (new.start, new.end) == (old.start + shift[0], old.end + shift[1]), (old.title, old.clock, new.clock)
+    moved = after[taught + 1]
+    assert f"| {moved.clock} | {moved.minutes} | {moved.title} |" in pacing.full_table()
+    assert {f"book/{pages.the('pacing-plan')}.md: the pacing plans' tables",
+            f"book/{pages.the('run-sheet')}.md: the clocks of its sections"} <= set(pages.sync(check=True))
     pages.sync(check=False)
-    assert "## The encoder layer and two misconceptions (0:27-0:47, 20 minutes, in class)" in pages.path("instructor_run_sheet").read_text()
-    assert [(r.clock, r.minutes) for r in pacing.run_sheet()] == [(s.clock, s.minutes) for s in pacing.full_plan() if s.run_sheet]
+    assert [(r.clock, r.minutes) for r in pacing.run_sheet()] == [(s.clock, s.minutes) for s in after if s.run_sheet]
     assert not pages.sync(check=True)
 
 
-@pytest.mark.parametrize("page, old, new, message", [
-    ("foundations", "    minutes: 15\n    mode: in class\n", "    minutes: 15\n    mode: lecture\n",
+PLAN_PAGE = pages.the("pacing-plan")
+
+
+@pytest.mark.parametrize("page, slot, key, change, message", [
+    ("foundations", "session", "mode", "lecture",
      r"book/foundations\.md: pacing: session: mode: 'lecture' is not one of"),
-    ("foundations", "run-sheet: run-foundations", "run-sheet: run-fundations",
-     r"book/foundations\.md: pacing: session: run-sheet: 'run-fundations' is not a section of the run sheet"),
-    ("instructor_notes", "after: run-concepts-quiz", "after: run-quiz",
-     r"book/instructor_notes\.md: pacing: session\[0\]: after: 'run-quiz' is not a section of the run sheet"),
-    ("foundations", "    minutes: 15\n    mode: in class\n", "    minutes: 16\n    mode: in class\n",
-     r"add up to 151 minutes, not the 150 of book/instructor_notes\.md: pacing: session-minutes "
-     r"\(.*book/foundations\.md: pacing: session: minutes: 16"),
-    ("encoder", "minutes: [5, 10]", "minutes: [5, 11]",
-     r"rows add up to 91 minutes in its 90-minute version, not the 90 of book/instructor_notes\.md: pacing: short-minutes "
-     r"\(.*book/encoder\.md: pacing: short: minutes: \[5, 11\]"),
-    ("foundations", "    minutes: 15\n    mode: in class\n", "    minutes: 15\n    mode: in class\n    room: B\n",
-     r"book/foundations\.md: pacing: session: unknown key \['room'\]"),
-    ("quiz_code", "after: best_practices", "after: nowhere",
+    ("foundations", "session", "run-sheet", "run-nowhere",
+     r"book/foundations\.md: pacing: session: run-sheet: 'run-nowhere' is not a section of the run sheet"),
+    (PLAN_PAGE, "session", "after", "run-nowhere",
+     rf"book/{PLAN_PAGE}\.md: pacing: session\[0\]: after: 'run-nowhere' is not a section of the run sheet"),
+    ("foundations", "session", "minutes", lambda m: m + 1,
+     rf"add up to \d+ minutes, not the \d+ of book/{PLAN_PAGE}\.md: pacing: session-minutes "
+     r"\(.*book/foundations\.md: pacing: session: minutes: \d+"),
+    ("encoder", "short", "minutes", lambda m: [m[0], m[1] + 1],
+     rf"rows add up to \d+ minutes in its \d+-minute version, not the \d+ of book/{PLAN_PAGE}\.md: pacing: short-minutes "
+     r"\(.*book/encoder\.md: pacing: short: minutes: \["),
+    ("foundations", "session", "room", "B", r"book/foundations\.md: pacing: session: unknown key \['room'\]"),
+    ("quiz_code", "self-study", "after", "nowhere",
      r"book/quiz_code\.md: pacing: self-study: after: 'nowhere' has no self-study row"),
 ])
-def test_a_wrong_declaration_names_the_page_and_key(scratch, page, old, new, message):
-    scratch(page, old, new)
+def test_a_wrong_declaration_names_the_page_and_key(scratch, page, slot, key, change, message):
+    scratch(page, slot, key, change)
     with pytest.raises(pacing.PacingError, match=message):
         pacing.full_plan()
         pacing.short_plan()
