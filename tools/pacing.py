@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pages
@@ -63,6 +63,8 @@ class Segment:
     slides: list = field(default_factory=list)  # what the slides take for it (tools/slides.py)
     select: str = ""  # the short plan's "What to select"
     declared: str = ""  # where it is declared: "book/foundations.md: pacing: session"
+    after: str | None = None  # placed right after this run-sheet label (a break) or page (self-study)
+    short_minutes: tuple[int, int] | None = None  # a short-plan row's minutes at 60 and at 90
 
     @property
     def start(self) -> int | None:
@@ -118,11 +120,11 @@ def _toc_order() -> list[str]:
     return [Path(f).name for f in files]
 
 
-def _declared(page: str) -> dict:
+def _declared(page: str, plan_page: str | None = None) -> dict:
     d = pages.front_matter(page).get("pacing") or {}
     if not isinstance(d, dict):
         raise PacingError(f"book/{page}.md: pacing: is not a mapping")
-    allowed = set(SLOTS) | (PLAN_KEYS if page == _plan_page() else set())
+    allowed = set(SLOTS) | (PLAN_KEYS if page == (plan_page or _plan_page()) else set())
     unknown = set(d) - allowed
     if unknown:
         raise PacingError(f"book/{page}.md: pacing: unknown key {sorted(unknown)} (one of {sorted(allowed)})")
@@ -135,7 +137,7 @@ def _rows(slot: str, labels: list[str]) -> list[Segment]:
     plan_page = _plan_page()
     out = []
     for page in pages.names():
-        entries = _declared(page).get(slot)
+        entries = _declared(page, plan_page).get(slot)
         if entries is None:
             continue
         for i, row in enumerate(entries if isinstance(entries, list) else [entries]):
@@ -163,13 +165,14 @@ def _rows(slot: str, labels: list[str]) -> list[Segment]:
                                       f"(book/{pages.the('run-sheet')}.md: {', '.join(labels)})")
             if "pages" in row and page != plan_page:
                 raise PacingError(f"{where}: pages: only the pacing-plan page names pages; a page's rows are its own")
+            if not isinstance(row.get("pages", []), list):
+                raise PacingError(f"{where}: pages: {row['pages']!r} is not a list of pages")
             row_pages = list(row.get("pages", [])) if page == plan_page else [page]
             for p in row_pages:
                 pages.path(p)  # an unknown page fails here, by its name
             out.append(Segment("", minutes if slot != "short" else 0, row["segment"].strip(), row_pages, mode,
-                               row.get("run-sheet"), list(row.get("slides") or []), row.get("select", ""), where))
-            out[-1]._minutes = minutes
-            out[-1]._after = row.get("after")
+                               row.get("run-sheet"), list(row.get("slides") or []), row.get("select", ""), where,
+                               row.get("after"), tuple(minutes) if slot == "short" else None))
     return out
 
 
@@ -178,15 +181,15 @@ def _in_session_order(rows: list[Segment], labels: list[str], plan: str) -> list
     by_label: dict[str, Segment] = {}
     after: dict[str, list[Segment]] = {}
     for r in rows:
-        if r.run_sheet and r._after:
+        if r.run_sheet and r.after:
             raise PacingError(f"{r.declared}: run-sheet and after: a row has one place")
         if r.run_sheet:
             if r.run_sheet in by_label:
                 raise PacingError(f"{r.declared}: run-sheet: {r.run_sheet!r} is already the place of "
                                   f"{by_label[r.run_sheet].declared}")
             by_label[r.run_sheet] = r
-        elif r._after:
-            after.setdefault(r._after, []).append(r)
+        elif r.after:
+            after.setdefault(r.after, []).append(r)
         else:
             raise PacingError(f"{r.declared}: the row needs its place in the {plan}: run-sheet: <label> or after: <label>")
     out = []
@@ -209,6 +212,8 @@ def _full_plan() -> list[Segment]:
         if s.mode != "break" and not s.run_sheet:
             raise PacingError(f"{s.declared}: mode: {s.mode} needs its run-sheet section (run-sheet: <label>); only a break has none")
     declared = _declared(_plan_page()).get("session-minutes")
+    if not isinstance(declared, int):
+        raise PacingError(f"{_where(_plan_page(), 'session-minutes')}: {declared!r} is not the session's minutes")
     total = sum(s.minutes for s in session)
     if total != declared:
         parts = ", ".join(f"{s.declared}: minutes: {s.minutes}" for s in session)
@@ -230,12 +235,12 @@ def _self_study(session: list[Segment]) -> list[Segment]:
     def rank(r):
         p = r.pages[0] if r.pages else ""
         return (0, taught.index(p)) if p in taught else (1, toc.index(p) if p in toc else len(toc), p)
-    placed = sorted((r for r in rows if not r._after), key=rank)
+    placed = sorted((r for r in rows if not r.after), key=rank)
     for r in rows:
-        if r._after:
-            at = [i for i, o in enumerate(placed) if r._after in o.pages]
+        if r.after:
+            at = [i for i, o in enumerate(placed) if r.after in o.pages]
             if not at:
-                raise PacingError(f"{r.declared}: after: {r._after!r} has no self-study row to follow")
+                raise PacingError(f"{r.declared}: after: {r.after!r} has no self-study row to follow")
             placed.insert(at[0] + 1, r)
     for r in placed:
         r.clock = "after"
@@ -246,10 +251,6 @@ def full_plan() -> list[Segment]:
     """The full lesson, in order: the session's segments with their clocks (computed from the
     minutes, in the order of the run sheet), then the self-study rows (clock ``after``)."""
     return _full_plan()
-
-
-def _copy(s: Segment) -> Segment:
-    return Segment(s.clock, s.minutes, s.title, list(s.pages), s.mode, s.run_sheet, list(s.slides), s.select, s.declared)
 
 
 def short_plan() -> list[tuple[Segment, Segment]]:
@@ -264,7 +265,7 @@ def short_plan() -> list[tuple[Segment, Segment]]:
         if r.mode == "self-study":
             study.append(r)
             continue
-        if not r.run_sheet and not r._after and r.pages:
+        if not r.run_sheet and not r.after and r.pages:
             if r.pages[0] not in place:
                 raise PacingError(f"{r.declared}: the page has no segment in the session to take its place from: "
                                   "say run-sheet: <label> or after: <label>")
@@ -273,16 +274,14 @@ def short_plan() -> list[tuple[Segment, Segment]]:
     ordered = _in_session_order(timed, labels, "short lesson") + study
     totals = short_plan_totals()
     for i, length in enumerate(totals):
-        total = sum(r._minutes[i] for r in ordered)
+        total = sum(r.short_minutes[i] for r in ordered)
         if total != length:
-            parts = ", ".join(f"{r.declared}: minutes: {r._minutes}" for r in ordered)
+            parts = ", ".join(f"{r.declared}: minutes: {list(r.short_minutes)}" for r in ordered)
             raise PacingError(f"the short lesson's rows add up to {total} minutes in its {length}-minute version, "
                               f"not the {length} of {_where(_plan_page(), 'short-minutes')} ({parts})")
     out = []
     for r in ordered:
-        a, b = _copy(r), _copy(r)
-        a.minutes, b.minutes = r._minutes
-        out.append((a, b))
+        out.append((replace(r, minutes=r.short_minutes[0]), replace(r, minutes=r.short_minutes[1])))
     return out
 
 
