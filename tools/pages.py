@@ -13,8 +13,8 @@ never in a list elsewhere. The keys, all optional:
     get index entries; ``exercises`` is timed by its exercises' own minutes
     (``tools/pacing.py``) and gives the handout its exercise table, the ``cheat-sheet``
     its equations, shapes and masks (``tools/handout.py``); the ``pacing-plan`` page
-    holds the lesson's plans and the ``run-sheet`` page its segments (``tools/pacing.py``,
-    ``tools/slides.py``). The tools that need one of these pages ask for exactly one.
+    prints the lesson's plans (generated from every page's ``pacing:``, below) and the
+    ``run-sheet`` page holds its segments (``tools/pacing.py``, ``tools/slides.py``). The tools that need one of these pages ask for exactly one.
 ``colab-install: <pip arguments>``
     what the page needs in Colab beyond ``transformer_lessons``: the notebook's install
     cell adds ``%pip install --quiet <pip arguments>`` (``tools/sync_notebooks.py``).
