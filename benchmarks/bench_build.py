@@ -2,7 +2,7 @@
 
 Everything happens in a fresh temporary copy of the repository (the tracked files, as
 they are in the working tree, plus the gitignored KaTeX stylesheet and fonts in
-book/_static/katex/, from `make vendor`), so
+book/_static/katex/ and a link to the npm packages of node_modules/, from `make vendor`), so
 the developer's own _build/ and cache are never touched. In that copy it runs the
 Makefile's own targets (`make book`, `make pdf`, with the venv and vendor steps
 taken as done: `-o venv -o vendor`, VENV pointing at the Python running this), and times
@@ -99,6 +99,9 @@ def fresh_copy(revision: str | None = None) -> Path:
     if not (katex / "katex.min.css").is_file():
         raise SystemExit("book/_static/katex is missing: run `make vendor` first")
     shutil.copytree(katex, dest / "book" / "_static" / "katex")
+    # The npm packages of the build (book/_ext/first_paint.py's Lightning CSS, PurgeCSS,
+    # subset-font), installed by `make vendor`, which the copy's make skips (-o vendor).
+    (dest / "node_modules").symlink_to(ROOT / "node_modules", target_is_directory=True)
     return dest
 
 
