@@ -92,3 +92,17 @@ def test_the_site_benchmark_table_is_the_committed_run(readme):
     assert stated == bench_site.readme_table(result), (
         "README's site table differs from benchmarks/results.json: run `python benchmarks/bench_site.py --readme`"
     )
+
+
+def test_the_build_benchmark_rows_are_the_committed_run(readme):
+    """Likewise the build's rows of the targets table (``python benchmarks/bench_build.py --readme``)."""
+    import json
+
+    import bench_build  # benchmarks/ (pytest's pythonpath)
+
+    result = json.loads((ROOT / "benchmarks" / "results.json").read_text())["sections"]["build"]
+    start, end = readme.find(bench_build.README_START), readme.find(bench_build.README_END)
+    assert 0 <= start < end, "README has lost the markers of the generated build figures"
+    assert readme[start : end + len(bench_build.README_END)] == bench_build.readme_rows(result), (
+        "README's build figures differ from benchmarks/results.json: run `python benchmarks/bench_build.py --readme`"
+    )
