@@ -26,6 +26,28 @@ prose: not an admonition, a cell, a table, a list or the toctree, and without it
 formulas (their TeX would read as noise); cut at a word to 155 characters. Added in
 Sphinx's documented ``html-page-context`` event through the ``metatags`` context value.
 
+The fonts a page draws, preloaded:
+
+Every web font a page draws is named in ``font_preloads`` (html-page-context), which
+book/_templates/layout.html writes as ``<link rel="preload">`` in ``<head>``. A font named
+only in the stylesheet is requested when the first layout finds text that needs it: the
+page is laid out and painted in a fallback font, and when the font arrives every line is
+laid out again (on foundations, 9,100 layout objects: a 660 ms task on Lighthouse's
+4x slower CPU after the first paint, counted in total blocking time), and the icons and
+formulas are painted again (a later speed index). Preloaded, the fonts arrive with the
+stylesheet, before the first layout. Which fonts:
+
+* Font Awesome's solid and brands faces, drawn by the header's icons on every page (cut
+  to those icons by book/_ext/first_paint.py: 1-3 kB each);
+* KaTeX's faces that the page's formulas use (KaTeX_FACES: the class names KaTeX writes
+  and the face its stylesheet, katex.min.css, gives each; check after a KaTeX upgrade),
+  read from the page's HTML with Python's HTML parser: KaTeX_Main-Regular for any
+  formula, Math-Italic for a variable, Size1-Size4 for the sizes of large delimiters,
+  and so on (3-13 kB each, cut to the site's characters).
+
+tests/test_browser_fonts.py loads pages in Chromium and checks that every font file a page
+fetches was preloaded, and every preload is fetched.
+
 Everything else that makes the site light is configuration, not code: math rendered at
 build time (sphinxcontrib-katex, _config.yml) and book/_templates/layout.html (no
 fontawesome.js, no search scripts outside search.html). benchmarks/bench_site.py measures it.
@@ -35,6 +57,7 @@ from __future__ import annotations
 
 import html
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 from docutils import nodes
@@ -84,6 +107,79 @@ def _page_context(app, pagename, templatename, context, doctree) -> None:
     context["metatags"] = context.get("metatags", "") + f'\n<meta name="description" content="{desc}" />'
 
 
+ICON_FONTS = ["_static/vendor/fontawesome/webfonts/fa-solid-900.woff2",
+              "_static/vendor/fontawesome/webfonts/fa-brands-400.woff2"]  # the header's icons
+KATEX_FONT = "_static/katex/fonts/KaTeX_{}.woff2"
+# katex.min.css (KaTeX 0.16): the classes on one element that select a face, and the face.
+KATEX_FACES = [
+    ({"katex"}, "Main-Regular"),
+    ({"mathnormal"}, "Math-Italic"),
+    ({"boldsymbol"}, "Math-BoldItalic"),
+    ({"mathit"}, "Main-Italic"), ({"textit"}, "Main-Italic"),
+    ({"mathbf"}, "Main-Bold"), ({"textbf"}, "Main-Bold"),
+    ({"amsrm"}, "AMS-Regular"), ({"mathbb"}, "AMS-Regular"), ({"textbb"}, "AMS-Regular"),
+    ({"mathcal"}, "Caligraphic-Regular"),
+    ({"mathfrak"}, "Fraktur-Regular"), ({"textfrak"}, "Fraktur-Regular"),
+    ({"mathboldfrak"}, "Fraktur-Bold"), ({"textboldfrak"}, "Fraktur-Bold"),
+    ({"mathtt"}, "Typewriter-Regular"), ({"texttt"}, "Typewriter-Regular"),
+    ({"mathscr"}, "Script-Regular"), ({"textscr"}, "Script-Regular"),
+    ({"mathsf"}, "SansSerif-Regular"), ({"textsf"}, "SansSerif-Regular"),
+    ({"mathboldsf"}, "SansSerif-Bold"), ({"textboldsf"}, "SansSerif-Bold"),
+    ({"mathitsf"}, "SansSerif-Italic"), ({"mathsfit"}, "SansSerif-Italic"), ({"textitsf"}, "SansSerif-Italic"),
+    *[({"delimsizing", f"size{n}"}, f"Size{n}-Regular") for n in (1, 2, 3, 4)],
+    ({"delim-size1"}, "Size1-Regular"), ({"delim-size4"}, "Size4-Regular"),
+    ({"op-symbol", "small-op"}, "Size1-Regular"), ({"op-symbol", "large-op"}, "Size2-Regular"),
+]
+
+
+class _KatexClasses(HTMLParser):
+    """The sets of classes of .katex elements and of the elements inside KaTeX's visible
+    output (.katex-html, which KaTeX writes well-formed: every span, svg and path closed)."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.depth = 0  # open elements inside the current .katex-html, itself included
+        self.found: set[frozenset[str]] = set()
+
+    def handle_starttag(self, tag, attrs):
+        classes = frozenset((dict(attrs).get("class") or "").split())
+        if self.depth:
+            self.depth += 1
+        elif "katex-html" in classes:
+            self.depth = 1
+        if self.depth or "katex" in classes:
+            self.found.add(classes)
+
+    def handle_startendtag(self, tag, attrs):  # <path .../>: opened and closed
+        self.handle_starttag(tag, attrs)
+        self.handle_endtag(tag)
+
+    def handle_endtag(self, tag):
+        if self.depth:
+            self.depth -= 1
+
+
+def katex_faces(body: str) -> list[str]:
+    """KaTeX's font faces the formulas of a page's HTML use, in KATEX_FACES order."""
+    if 'class="katex' not in body:
+        return []
+    parser = _KatexClasses()
+    parser.feed(body)
+    parser.close()
+    faces = []
+    for needed, face in KATEX_FACES:
+        if face not in faces and any(needed <= classes for classes in parser.found):
+            faces.append(face)
+    return faces
+
+
+def _font_preloads(app, pagename, templatename, context, doctree) -> None:
+    if app.builder.format != "html":
+        return
+    fonts = list(ICON_FONTS) + [KATEX_FONT.format(face) for face in katex_faces(context.get("body", ""))]
+    context["font_preloads"] = fonts
+
+
 def _palette_figures(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
@@ -112,6 +208,7 @@ def _lazy_themed_figures(app, doctree, docname) -> None:
 
 def setup(app):
     app.connect("html-page-context", _page_context)
+    app.connect("html-page-context", _font_preloads)
     app.connect("doctree-resolved", _lazy_themed_figures)
     app.connect("build-finished", _palette_figures)
     return {"version": "2.0", "parallel_read_safe": True, "parallel_write_safe": True}
