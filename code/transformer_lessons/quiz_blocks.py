@@ -23,14 +23,18 @@ notebook. The quiz page shows every block of the book that names it where it wri
     :::{quiz-questions}
     :::
 
-in table-of-contents order (the pages of ``_toc.yml``; a page outside it is not built, and
-its blocks are not read), so a new chapter with a question needs no edit to the quiz page.
+in table-of-contents order (the pages of ``_toc.yml``, or of the edition's table of contents
+in a PDF build, in the same order; a page outside it is not built, and its blocks are not
+read), so a new chapter with a question needs no edit to the quiz page. The directive goes
+last on the quiz page, or right before a heading: the questions' sections go where the
+page's own would.
 The labels live on the quiz page: ``{ref}`` to a question, the slides' ``quiz: <label>``
 and the answer boxes of the PDFs see the question there.
 
 :func:`page_text` is the one reader of a page as the book shows it: a quiz page with the
 blocks in place of its ``{quiz-questions}``, any other page without its blocks. The Sphinx
-extension (``book/_ext/quiz_questions.py``, through :func:`collected_text`), the LMS
+extension (``book/_ext/quiz_questions.py``, through :func:`collected_text`, what
+:func:`page_text` puts in the directive's place), the LMS
 export (:mod:`transformer_lessons.lms`), the notebooks (``tools/sync_notebooks.py``) and
 the quiz-key test read pages through it. A block without a label, a block naming a page
 that is not a quiz page, a label used twice, or a quiz page that is named by blocks but
