@@ -54,7 +54,7 @@ system-deps:
 # in _build/html. Such an edit forces a full write (--all); cached outputs keep it cheap.
 FORCE_ALL = $(shell find book/_static book/_ext book/_templates book/_site_extra _config.yml -type f -newer _build/html/.buildinfo 2>/dev/null | grep -q . && echo --all)
 
-# The quizzes for learning-management systems (transformer_lessons.lms), from book/quiz_*.md:
+# The quizzes for learning-management systems (transformer_lessons.lms), from the quiz pages (kind: quiz):
 # a QTI 1.2 zip (Canvas, Blackboard, D2L) and a Moodle XML bank in _build/lms/. `make book`
 # also copies them into the site (_build/html/lms/), where the assessment page links them:
 # a build step rather than html_extra_path, so that nothing generated lands in book/.

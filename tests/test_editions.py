@@ -22,7 +22,7 @@ def test_lettered_options_make_a_choice_question():
 
 
 def test_numbered_options_make_a_choice_question():
-    """The options of book/quiz_decoder.md are a numbered list (its numbers are not text)."""
+    """The options of the cross-attention question (quiz_decoder) are a numbered list (its numbers are not text)."""
     answer = question(nodes.paragraph(text="Which?"), items("queries (8, 9, 64)", "queries (8, 5, 64)", kind=nodes.enumerated_list))
     assert _options(answer) is not None
 

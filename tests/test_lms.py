@@ -21,6 +21,7 @@ import pytest
 from book_files import ROOT
 
 from transformer_lessons import lms
+from transformer_lessons.quiz_blocks import page_text, quiz_pages
 
 BOOK = ROOT / "book"
 Q = "{" + lms.QTI_NS + "}"
@@ -45,14 +46,15 @@ def _outside_fences(lines: list[str]) -> list[tuple[int, str]]:
 
 
 def book_questions(book: Path = BOOK) -> dict[str, dict]:
-    """label -> {"page", "key", "options": [(key, text)]}, from the raw pages.
+    """label -> {"page", "key", "options": [(key, text)]}, from the quiz pages as the book
+    shows them (``quiz_blocks.page_text``: with the questions their chapters write for them).
 
     A label line ``(name)=`` outside code opens a question, which runs to the next label or
     heading that is not the question's own; its key is the bold start of its answer box.
     """
     found = {}
-    for page in sorted(book.glob("quiz_*.md")):
-        lines = page.read_text().splitlines()
+    for page in quiz_pages(book):
+        lines = page_text(book, page).splitlines()
         plain = _outside_fences(lines)
         starts = [i for i, line in plain if re.fullmatch(r"\([^()\s]+\)=", line.strip())]
         headings = [i for i, line in plain if line.startswith("#")]
@@ -67,7 +69,7 @@ def book_questions(book: Path = BOOK) -> dict[str, dict]:
             key = re.match(r"^\*\*([^*]+?)[.,]?\*\*", first)
             letters = _listed(chunk[:box], r"^- \*\*([A-Z])\.\*\* (.*)")
             numbers = _listed(chunk[:box], r"^(\d+)\. (.*)")
-            found[label] = {"page": page.stem, "key": key.group(1) if key else None,
+            found[label] = {"page": page, "key": key.group(1) if key else None,
                             "letters": letters, "numbers": numbers, "line": start + 1}
     return found
 
@@ -89,9 +91,9 @@ def _listed(lines: list[str], pattern: str) -> list[tuple[str, str]]:
 def shared_options(book: Path = BOOK) -> dict[str, list[str]]:
     """page -> letters listed under the last section heading outside every question."""
     out = {}
-    for page in sorted(book.glob("quiz_*.md")):
+    for page in quiz_pages(book):
         inside, label, letters = False, False, []
-        for _, line in _outside_fences(page.read_text().splitlines()):
+        for _, line in _outside_fences(page_text(book, page).splitlines()):
             if re.fullmatch(r"\([^()\s]+\)=", line.strip()):
                 label = True
             elif line.startswith("#"):
@@ -100,7 +102,7 @@ def shared_options(book: Path = BOOK) -> dict[str, list[str]]:
                     letters = []
             elif not inside and (m := re.match(r"^- \*\*([A-Z])\.\*\*", line)):
                 letters.append(m.group(1))
-        out[page.stem] = letters
+        out[page] = letters
     return out
 
 
@@ -235,12 +237,15 @@ def test_every_labelled_question_of_every_quiz_page_is_found():
     book = book_questions()
     parsed = {q.label: q for p in lms.read_quizzes(BOOK) for q in p.questions}
     assert set(book) == set(parsed), (sorted(set(book) ^ set(parsed)))
-    assert {b["page"] for b in book.values()} == {p.stem for p in BOOK.glob("quiz_*.md")}
+    assert {b["page"] for b in book.values()} == set(quiz_pages(BOOK))
     # both heading styles and both option styles are in the book, and read
     assert parsed["quiz-cross-attention-shapes"].options[1][0] == "2"  # ## heading, numbered options
     assert parsed["quiz-cross-attention-shapes"].answer == "2"
     assert parsed["quiz-path-length"].answer == "C"  # ### heading, - **A.** options
     assert len(parsed["quiz-bug-wrong-axis"].options) >= 10  # the shared list of bugs
+    # a question written in its chapter (decoder.md) is its quiz page's, links included
+    assert parsed["quiz-causal-mask-shape"].page == "quiz_decoder"
+    assert lms.Book.read(BOOK, URL).labels["quiz-causal-mask-shape"][0] == "quiz_decoder"
 
 
 def test_the_export_agrees_with_the_book(exported):
@@ -301,7 +306,8 @@ def _copy_book(tmp_path: Path) -> Path:
     book.mkdir()
     for path in list(BOOK.glob("*.md")) + [BOOK / "references.bib"]:
         shutil.copy(path, book / path.name)
-    shutil.copy(ROOT / "_config.yml", tmp_path / "_config.yml")
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy(ROOT / name, tmp_path / name)
     return book
 
 
@@ -323,7 +329,7 @@ def test_a_changed_answer_changes_the_export_and_fails_the_round_trip(tmp_path, 
 
 def test_a_broken_question_is_an_error_not_a_silent_miss(tmp_path):
     book = _copy_book(tmp_path)
-    page = book / "quiz_decoder.md"
+    page = book / "decoder.md"  # the questions of quiz_decoder are written in their chapters
     original = page.read_text()
     page.write_text(original.replace("**2.** Queries come", "**4.** Queries come"))
     with pytest.raises(lms.QuizFormatError, match=r"quiz-cross-attention-shapes.*'4'.*\['1', '2', '3'\]"):

@@ -20,6 +20,7 @@ import yaml
 from bs4 import BeautifulSoup
 from book_files import ROOT, html_page, page_title
 from transformer_lessons import site
+from transformer_lessons import quiz_blocks
 
 pytestmark = pytest.mark.pdf
 
@@ -439,7 +440,7 @@ def test_render_pages_for_a_person_to_look_at():
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     text = pdf_text("instructor").split("\f")
     wanted = {"title": 1}
-    question = re.search(r"^### (.+)$", (ROOT / "book" / "quiz_concepts.md").read_text(), re.MULTILINE).group(1)
+    question = re.search(r"^### (.+)$", quiz_blocks.page_text(ROOT / "book", "quiz_concepts"), re.MULTILINE).group(1)
     for name, needle in (("foundations", "Self-attention"), ("quiz", question), ("pacing", "The full lesson (2.5 hours)"), ("answers", "Solution to Exercise ")):
         hits = [i + 1 for i, p in enumerate(text) if needle in p and i > 5]
         # a page that is not found is a failure, not a screenshot quietly left out

@@ -228,7 +228,7 @@ def test_gelu_is_the_exact_erf_form():
     assert not torch.allclose(torch.nn.functional.gelu(x, approximate="tanh"), exact, atol=1e-6)
 
 
-# --- the claims of the quiz questions on the real model (book/quiz_real_model.md) ----------
+# --- the claims of the quiz questions on the real model (written in book/real_model.md) ----
 
 
 def test_quiz_shapes_and_the_agreement_head(ours):

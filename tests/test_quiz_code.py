@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from transformer_lessons.quiz_blocks import page_text
+
 PAGE = Path(__file__).resolve().parent.parent / "book" / "quiz_code.md"
 REAL_PAGE = PAGE.with_name("quiz_real_model.md")
 PRELUDE = """
@@ -31,7 +33,7 @@ from transformer_lessons import (MultiHeadAttention, causal_mask, positional_enc
 
 def questions() -> dict[str, tuple[str, str]]:
     """``{label: (snippet, answer)}`` for every labelled question with a snippet."""
-    text = PAGE.read_text()
+    text = page_text(PAGE.parent, PAGE.stem)
     parts = re.split(r"^\((quiz-[a-z0-9-]+)\)=$", text, flags=re.M)
     found = {}
     for label, body in zip(parts[1::2], parts[2::2]):
@@ -59,19 +61,19 @@ def run(snippet: str) -> tuple[str, dict]:
 
 
 def test_every_question_is_labelled_and_found():
-    labels = re.findall(r"^\((quiz-[a-z0-9-]+)\)=$", PAGE.read_text(), flags=re.M)
+    labels = re.findall(r"^\((quiz-[a-z0-9-]+)\)=$", page_text(PAGE.parent, PAGE.stem), flags=re.M)
     assert len(labels) == len(set(labels)) == 18
     # every code question has a snippet; the questions on the real model are on a page
     # of their own, after that page (tests/test_pretrained.py checks their answers)
     assert set(labels) == set(QUESTIONS) and not any(label.startswith("quiz-real-") for label in labels)
-    real = re.findall(r"^\((quiz-[a-z0-9-]+)\)=$", REAL_PAGE.read_text(), flags=re.M)
+    real = re.findall(r"^\((quiz-[a-z0-9-]+)\)=$", page_text(REAL_PAGE.parent, REAL_PAGE.stem), flags=re.M)
     assert real == ["quiz-real-shapes", "quiz-real-layer", "quiz-real-padding", "quiz-real-sink"]
 
 
 def test_headings_are_neutral_and_numbered_in_order():
     """A heading must not name the bug it asks about: each section numbers its questions
     "Code reading 1, 2, ..." and "Spot the mistake 1, 2, ...", in page order."""
-    text = PAGE.read_text()
+    text = page_text(PAGE.parent, PAGE.stem)
     sections = re.split(r"^## ", text, flags=re.M)[1:]
     names = {"Code reading": "Code reading", "Which mistake is this?": "Spot the mistake"}
     seen = set()
@@ -86,7 +88,7 @@ def test_headings_are_neutral_and_numbered_in_order():
 
 def test_mistake_keys_do_not_follow_the_list_order():
     """The answers' letters are not A, B, C, ... in page order (that would give them away)."""
-    keys = re.findall(r"^\*\*([A-J])\*\*,", PAGE.read_text(), flags=re.M)
+    keys = re.findall(r"^\*\*([A-J])\*\*,", page_text(PAGE.parent, PAGE.stem), flags=re.M)
     assert sorted(keys) == list("ABCDEFGHIJ") and keys != sorted(keys), keys
 
 

@@ -2,7 +2,9 @@
 not systematically the longest option.
 
 A single-choice question is a section (``##`` or ``###``) of a page that declares
-``kind: quiz`` (``tools/pages.py``) with its own options (``- **A.** ...``, or a numbered
+``kind: quiz`` (``tools/pages.py``), read as the book shows it
+(``transformer_lessons.quiz_blocks.page_text``: with the questions its chapters write for
+it), with its own options (``- **A.** ...``, or a numbered
 list ``1. ...``, the first option being A) and an answer box that opens with one letter or
 number (``**B.**``, ``**2.**``). The rules, over all such questions together (N of them):
 
@@ -23,6 +25,8 @@ from collections import Counter
 
 import pages
 import pytest
+
+from transformer_lessons.quiz_blocks import page_text
 
 OPTION = re.compile(r"^(?:- \*\*([A-Z])\.\*\*|(\d)\.)\s+(.*)$")
 KEY = re.compile(r"^\*\*([A-Z]|\d)(?:[.,]\*\*|\*\*[.,])")
@@ -65,7 +69,7 @@ def single_choice(text: str) -> list[dict]:
 def all_questions() -> list[dict]:
     found = []
     for page in pages.of_kind("quiz"):
-        for q in single_choice(pages.path(page).read_text()):
+        for q in single_choice(page_text(pages.BOOK, page)):
             found.append({**q, "where": f"{page}.md: {q['where']}"})
     return found
 

@@ -11,7 +11,9 @@ setting for where the book lives); anywhere else it does nothing. The page sourc
 free of it, so a new page needs no boilerplate beyond its jupytext header.
 
 Cells tagged ``remove-cell`` in a page (hidden checks of the page's claims) are left out
-of the notebook: a reader in Colab or Binder sees what the site shows.
+of the notebook, and so are the page's quiz questions (``{quiz-question}`` blocks, shown on
+their quiz page: the notebook is made from ``transformer_lessons.quiz_blocks.page_text``):
+a reader in Colab or Binder sees what the site shows.
 
 Build-only code lives in those cells and nowhere else. myst-nb's ``glue`` (numbers quoted
 in the prose) and anything else of the book's build exists only where the book is built:
@@ -113,10 +115,12 @@ def substitute(text: str, values: dict[str, str]) -> str:
 
 
 def notebook_for(md: Path) -> nbformat.NotebookNode:
-    """The notebook a reader opens for page ``md``: no hidden checks, the page's
-    substitutions (its front matter's, ``tools/pages.py``) written out in the text cells,
-    plus the install cell."""
-    nb = jupytext.read(md)
+    """The notebook a reader opens for page ``md``: no hidden checks, no quiz questions
+    (they are on their quiz page), the page's substitutions (its front matter's,
+    ``tools/pages.py``) written out in the text cells, plus the install cell."""
+    from transformer_lessons.quiz_blocks import page_text
+
+    nb = jupytext.reads(page_text(md.parent, md.stem), fmt="md:myst")
     nb.cells = [c for c in nb.cells if not (c.cell_type == "code" and INSTALL_TAG in c.get("metadata", {}).get("tags", []))]
     values = {**substitutions(), **pages.substitutions(md.stem)}
     for c in nb.cells:

@@ -2,8 +2,11 @@
 
     python -m transformer_lessons.lms [--book DIR] [--out DIR] [--publish DIR]
 
-The one source is the quiz pages, ``book/quiz_*.md``. A *question* there is a heading with a
-label right above it (``(quiz-path-length)=``, at any heading level: ``##`` or ``###``) and
+The one source is the quiz pages (front matter ``kind: quiz``) as the book shows them: their
+own questions and those the chapters write for them in ``{quiz-question}`` blocks, collected
+in their place by :func:`transformer_lessons.quiz_blocks.page_text`, the one reader of a
+quiz page (every page is read through it, so a chapter's blocks are not the chapter's). A
+*question* there is a heading with a label right above it (``(quiz-path-length)=``, at any heading level: ``##`` or ``###``) and
 one answer box (an ``admonition`` of class ``quiz-answer``). What kind of question it is
 comes from the first line of its answer box:
 
@@ -59,6 +62,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree as ET
+
+from transformer_lessons import quiz_blocks
 
 QTI_ZIP = "transformer-lessons-qti.zip"
 MOODLE_XML = "transformer-lessons-moodle.xml"
@@ -229,10 +234,13 @@ def parse_quiz_page(text: str, name: str) -> QuizPage:
 
 
 def read_quizzes(book: Path) -> list[QuizPage]:
-    """The quiz pages ``book/quiz_*.md``, by file name."""
-    pages = [parse_quiz_page(p.read_text(encoding="utf-8"), p.stem) for p in sorted(book.glob("quiz_*.md"))]
+    """The quiz pages of ``book`` (``kind: quiz``) with the chapters' questions in place, by name."""
+    try:
+        pages = [parse_quiz_page(quiz_blocks.page_text(book, name), name) for name in quiz_blocks.quiz_pages(book)]
+    except quiz_blocks.QuizBlockError as err:
+        raise QuizFormatError(str(err)) from None
     if not pages:
-        raise QuizFormatError(f"no quiz page (quiz_*.md) in {book}")
+        raise QuizFormatError(f"no quiz page (kind: quiz) in {book}")
     return pages
 
 
@@ -252,7 +260,7 @@ class Book:
     def read(cls, book: Path, url: str) -> "Book":
         titles, labels = {}, {}
         for path in sorted(book.glob("*.md")):
-            lines = path.read_text(encoding="utf-8").splitlines()
+            lines = quiz_blocks.page_text(book, path.stem).splitlines()
             heading = next((HEADING.match(l) for l in lines if HEADING.match(l) and l.startswith("# ")), None)
             titles[path.stem] = heading.group(2) if heading else path.stem
             for i, line in enumerate(lines):
