@@ -2,7 +2,7 @@
 
 Everything happens in a fresh temporary copy of the repository (the tracked files, as
 they are in the working tree, plus the gitignored KaTeX stylesheet and fonts in
-book/_static/katex/, from `make vendor`), so
+book/_static/katex/ and a link to the npm packages of node_modules/, from `make vendor`), so
 the developer's own _build/ and cache are never touched. In that copy it runs the
 Makefile's own targets (`make book`, `make pdf`, with the venv and vendor steps
 taken as done: `-o venv -o vendor`, VENV pointing at the Python running this), and times
@@ -99,6 +99,9 @@ def fresh_copy(revision: str | None = None) -> Path:
     if not (katex / "katex.min.css").is_file():
         raise SystemExit("book/_static/katex is missing: run `make vendor` first")
     shutil.copytree(katex, dest / "book" / "_static" / "katex")
+    # The npm packages of the build (book/_ext/first_paint.py's Lightning CSS, PurgeCSS,
+    # subset-font), installed by `make vendor`, which the copy's make skips (-o vendor).
+    (dest / "node_modules").symlink_to(ROOT / "node_modules", target_is_directory=True)
     return dest
 
 
@@ -231,10 +234,39 @@ def run() -> dict:
         "clean_build_sphinx_executes_nothing": clean["executed_pages"] == [],  # tools/execute_pages.py did it all
         "noop_rebuild": result["noop_rebuild"]["seconds"] < TARGETS["noop_rebuild_s"],
         "page_execution": slowest[1] < TARGETS["page_execution_s"],
-        "code_edit_executes_one_page": result["code_edit_rebuild"]["executed_pages"] == [Path(CODE_PAGE).stem],
-        "markdown_edit_executes_nothing": result["markdown_edit_rebuild"]["executed_pages"] == [],
+        # executed by tools/execute_pages.py before Sphinx, or by Sphinx itself (a page the first missed)
+        "code_edit_executes_one_page": sorted({*result["code_edit_rebuild"]["executed_ahead"],
+                                               *result["code_edit_rebuild"]["executed_pages"]}) == [Path(CODE_PAGE).stem],
+        "markdown_edit_executes_nothing": not (result["markdown_edit_rebuild"]["executed_ahead"]
+                                               or result["markdown_edit_rebuild"]["executed_pages"]),
     }
     return result
+
+
+README_START = "<!-- build figures: generated from benchmarks/results.json by `python benchmarks/bench_build.py --readme` -->"
+README_END = "<!-- end of the build figures -->"
+
+
+def readme_rows(r: dict) -> str:
+    """The build's rows of the README's table of targets, from one run's result ``r`` (the
+    ``build`` section of benchmarks/results.json); tests/test_readme.py checks them."""
+    t, ok = r["targets"], r["pass"]
+    clean, ex, cpu = r["clean_build"], r["page_execution_s"], r.get("page_cpu_s", {})
+    slowest = max(ex, key=ex.get)
+    load = f"load average {r['load_at_start'][0]:.1f} at the start, {r['load_at_end'][0]:.1f} at the end"
+    rows = [
+        f"| clean HTML build < {t['clean_build_s'] / 60:.0f} min | {clean['seconds']:.0f} s wall, {clean['cpu_seconds']:.0f} s CPU"
+        f" ({len(clean['executed_ahead'])} pages executed, two at a time, in {clean['phases'].get('execute_pages', 0):.0f} s;"
+        f" {r['date'][:10]}, {load}) | {'pass' if ok['clean_build'] else 'miss'} |",
+        f"| no-change rebuild < {t['noop_rebuild_s']:.0f} s | {r['noop_rebuild']['seconds']} s"
+        f" ({r['markdown_edit_rebuild']['seconds']} s after a markdown edit, {r['code_edit_rebuild']['seconds']} s after a"
+        f" code-cell edit, which executes that page alone) | {'pass' if ok['noop_rebuild'] else 'miss'} |",
+        f"| every page executes in < {t['page_execution_s']:.0f} s | slowest: `{Path(slowest).name}` {ex[slowest]:.0f} s"
+        f" ({cpu.get(slowest, float('nan')):.0f} s of kernel CPU; all pages {sum(ex.values()):.0f} s) |"
+        f" {'pass' if ok['page_execution'] else 'miss'} |",
+        f"| PDF build | {r['pdf_build']['seconds']:.0f} s for both editions, from the cache | (no target) |",
+    ]
+    return "\n".join([README_START, "", "| build target | measured | |", "|---|---|---|", *rows, "", README_END])
 
 
 def _kb(n: float) -> str:
@@ -250,9 +282,11 @@ def summary(r: dict) -> str:
     ex, cpu = r["page_execution_s"], r.get("page_cpu_s", {})
     slowest = max(ex.items(), key=lambda kv: kv[1])
 
+    def ran(b: dict) -> list[str]:
+        return sorted(set(b["executed_pages"]) | set(b.get("executed_ahead", [])))
+
     def build(b: dict) -> str:
-        ran = len(set(b["executed_pages"]) | set(b.get("executed_ahead", [])))
-        return (f"{b['seconds']} s wall, {b.get('cpu_seconds', '?')} s CPU, {ran} pages executed, load {b['load_before']} -> {b['load_after']}"
+        return (f"{b['seconds']} s wall, {b.get('cpu_seconds', '?')} s CPU, {len(ran(b))} pages executed, load {b['load_before']} -> {b['load_after']}"
                 f"\n    phases: " + ", ".join(f"{k} {v} s" for k, v in b.get("phases", {}).items()))
 
     lines = [f"load average at start {r['load_at_start']} (1/5/15 min), at end {r['load_at_end']}, {r.get('cores', '?')} cores"]
@@ -262,9 +296,9 @@ def summary(r: dict) -> str:
         f"clean HTML build: {build(r['clean_build'])} (target < {t['clean_build_s']:.0f} s) {mark(ok['clean_build'])}",
         f"no-change rebuild: {r['noop_rebuild']['seconds']} s (target < {t['noop_rebuild_s']:.0f} s) {mark(ok['noop_rebuild'])}",
         f"rebuild after a markdown edit of {r['markdown_edit_rebuild']['page']}: {r['markdown_edit_rebuild']['seconds']} s,"
-        f" executed {r['markdown_edit_rebuild']['executed_pages'] or 'nothing'}",
+        f" executed {ran(r['markdown_edit_rebuild']) or 'nothing'}",
         f"rebuild after a code-cell edit of {r['code_edit_rebuild']['page']}: {r['code_edit_rebuild']['seconds']} s,"
-        f" executed {r['code_edit_rebuild']['executed_pages']}",
+        f" executed {ran(r['code_edit_rebuild'])}",
         f"page execution (jupyter-cache): slowest {slowest[0]} {slowest[1]} s, total {sum(ex.values()):.1f} s"
         f" (target < {t['page_execution_s']:.0f} s each) {mark(ok['page_execution'])}",
         "  wall (kernel CPU) s: " + ", ".join(f"{Path(d).name} {s}" + (f" ({cpu[d]})" if d in cpu else "") for d, s in ex.items()),
@@ -281,4 +315,9 @@ def summary(r: dict) -> str:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--readme"]:  # the README's rows, from the committed results
+        import json
+
+        print(readme_rows(json.loads((HERE / "results.json").read_text())["sections"]["build"]))
+        raise SystemExit
     main(run, summary)

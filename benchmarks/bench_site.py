@@ -230,7 +230,59 @@ def summary(r: dict) -> str:
     return "\n".join(lines)
 
 
+README_START = "<!-- site table: generated from benchmarks/results.json by `python benchmarks/bench_site.py --readme` -->"
+README_END = "<!-- end of the site table -->"
+
+
+def readme_table(r: dict) -> str:
+    """The README's per-page table and what it shows, every figure from one run's result
+    ``r`` (the ``site`` section of benchmarks/results.json); tests/test_readme.py checks
+    that the README holds exactly this text between README_START and README_END."""
+    def lowest(runs: dict, cat: str) -> float:
+        return min(runs[ff]["scores"][cat] for ff in FORM_FACTORS)
+
+    head = ("| page | perf. mobile | perf. desktop | CLS mobile / desktop | TBT mobile / desktop "
+            "| a11y / best practices / SEO (lower of the two) | transferred | load average |")
+    rows = [head, "|" + "---|" * 8]
+    for label, book in (("", r["ours"]), ("default book: ", r["default_book"])):
+        for page in book["pages"]:
+            runs, weight = book["lighthouse"][page], book["page_weight"]["pages"][page]
+            m, d = runs["mobile"], runs["desktop"]
+            cls = " / ".join(f"{runs[ff]['metrics'].get('cumulative-layout-shift', 0):.2f}" for ff in FORM_FACTORS)
+            tbt = " / ".join(f"{runs[ff]['metrics'].get('total-blocking-time', 0):.0f}" for ff in FORM_FACTORS)
+            quality = "/".join(f"{lowest(runs, c):.2f}" for c in CATEGORIES[1:])
+            name = page.rsplit("/", 1)[-1].removesuffix(".html")
+            rows.append(f"| {label}`{name}` | {m['scores']['performance']:.2f} | {d['scores']['performance']:.2f} "
+                        f"| {cls} | {tbt} ms | {quality} | {weight['transfer_bytes'] / 1024:.0f} KiB "
+                        f"| {m['load_before'][0]:.1f} |")
+    ours, default = r["ours"], r["default_book"]
+
+    def perf_range(book: dict, ff: str) -> tuple[float, float, int]:
+        scores = [book["lighthouse"][p][ff]["scores"]["performance"] for p in book["pages"]]
+        return min(scores), max(scores), sum(s >= TARGETS["performance"][ff] for s in scores)
+
+    n = len(ours["pages"])
+    (mlo, mhi, mok), (dlo, dhi, dok) = perf_range(ours, "mobile"), perf_range(ours, "desktop")
+    (bmlo, bmhi, _), (bdlo, bdhi, _) = perf_range(default, "mobile"), perf_range(default, "desktop")
+    worst_cls = max(ours["lighthouse"][p][ff]["metrics"].get("cumulative-layout-shift", 0)
+                    for p in ours["pages"] for ff in FORM_FACTORS)
+    sent = [ours["page_weight"]["pages"][p]["transfer_bytes"] for p in ours["pages"]]
+    median = default["page_weight"]["median_transfer_bytes"]
+    quality = ", ".join(f"{min(lowest(ours['lighthouse'][p], c) for p in ours['pages']):.2f}" for c in CATEGORIES[1:])
+    shows = (f"**What the run shows** ({r['date']}, load average {r['load_at_start'][0]:.1f} at the start, "
+             f"{r['load_at_end'][0]:.1f} at the end). Mobile: {mlo:.2f}-{mhi:.2f}, {mok} of {n} pages at "
+             f"{TARGETS['performance']['mobile']:.2f} or more (default book {bmlo:.2f}-{bmhi:.2f}). Desktop: "
+             f"{dlo:.2f}-{dhi:.2f}, {dok} of {n} pages at 1.00 (default book {bdlo:.2f}-{bdhi:.2f}). Layout shift: "
+             f"at most {worst_cls:.3f} on any page in either form factor. Accessibility, best practices and SEO: "
+             f"lowest {quality}. Transferred on a first visit: {min(sent) / 1024:.0f}-{max(sent) / 1024:.0f} KiB, "
+             f"against half the default book's median page, {TRANSFER_TARGET * median / 1024:.0f} KiB.")
+    return "\n".join([README_START, "", *rows, "", shows, "", README_END])
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--readme"]:  # the README's table, from the committed results
+        print(readme_table(json.loads((HERE / "results.json").read_text())["sections"]["site"]))
+        raise SystemExit
     from common import main  # benchmarks/common.py
 
     main(run, summary)

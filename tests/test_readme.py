@@ -75,3 +75,34 @@ def test_the_ext_line_count_is_true(readme):
     assert stated, "README no longer states the size of book/_ext"
     actual = sum(len(p.read_text().splitlines()) for p in (ROOT / "book" / "_ext").glob("*.py"))
     assert int(stated[1]) == actual, f"README says book/_ext is {stated[1]} lines; it is {actual}"
+
+
+def test_the_site_benchmark_table_is_the_committed_run(readme):
+    """The README's per-page Lighthouse table is generated from benchmarks/results.json
+    (``python benchmarks/bench_site.py --readme``), never typed: a new run without a new
+    table, or an edited figure, fails here."""
+    import json
+
+    import bench_site  # benchmarks/ (pytest's pythonpath)
+
+    result = json.loads((ROOT / "benchmarks" / "results.json").read_text())["sections"]["site"]
+    start, end = readme.find(bench_site.README_START), readme.find(bench_site.README_END)
+    assert 0 <= start < end, "README has lost the markers of the generated site table"
+    stated = readme[start : end + len(bench_site.README_END)]
+    assert stated == bench_site.readme_table(result), (
+        "README's site table differs from benchmarks/results.json: run `python benchmarks/bench_site.py --readme`"
+    )
+
+
+def test_the_build_benchmark_rows_are_the_committed_run(readme):
+    """Likewise the build's rows of the targets table (``python benchmarks/bench_build.py --readme``)."""
+    import json
+
+    import bench_build  # benchmarks/ (pytest's pythonpath)
+
+    result = json.loads((ROOT / "benchmarks" / "results.json").read_text())["sections"]["build"]
+    start, end = readme.find(bench_build.README_START), readme.find(bench_build.README_END)
+    assert 0 <= start < end, "README has lost the markers of the generated build figures"
+    assert readme[start : end + len(bench_build.README_END)] == bench_build.readme_rows(result), (
+        "README's build figures differ from benchmarks/results.json: run `python benchmarks/bench_build.py --readme`"
+    )

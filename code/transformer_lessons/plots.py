@@ -291,10 +291,12 @@ def _heatmaps(weights: np.ndarray, query_labels, key_labels, titles, ncols: int,
             return fit_square_cells(fig, rows)
 
     # The first layout whose cells leave room for a label per row and column; else the roomiest.
-    tried = [((cols, "right"), probe(cols, "right")) for cols in range(min(ncols, h), 0, -1)]
-    if tried[-1][1] < _line_in():
-        tried.append(((1, "bottom"), probe(1, "bottom")))
-    (cols, cbar), cell = next(((c, x) for c, x in tried if x >= _line_in()), max(tried, key=lambda p: p[1]))
+    tried = []
+    for option in [(cols, "right") for cols in range(min(ncols, h), 0, -1)] + [(1, "bottom")]:
+        tried.append((option, probe(*option)))
+        if tried[-1][1] >= _line_in():
+            break
+    (cols, cbar), cell = max(tried, key=lambda p: p[1]) if tried[-1][1] < _line_in() else tried[-1]
     step = max(1, int(np.ceil(_line_in() / cell - 1e-9)))
     rotation = 0 if max(map(len, keys)) * CHAR * TICK_PT / 72 <= 0.9 * step * cell else 90
     wrap = max(8, int(cell * s * 72 / (CHAR * 12)))  # title characters per line of the panel's width
