@@ -257,7 +257,7 @@ def check_images(tab: Tab, mode: str = "light") -> list[str]:
 
 def check_one_search_control(tab: Tab, width: str) -> list[str]:
     """One visible search button: pydata-sphinx-theme 0.17 adds a second one in a header bar
-    that covers the sidebar unless navbar_persistent is set (book/_ext/accessibility.py)."""
+    that covers the sidebar unless navbar_persistent is set (_config.yml)."""
     n = tab.page.evaluate(
         "() => [...document.querySelectorAll('.search-button__button')].filter(b => b.checkVisibility()).length"
     )

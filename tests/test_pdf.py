@@ -457,7 +457,7 @@ def test_render_pages_for_a_person_to_look_at():
 @pytest.mark.parametrize("edition", EDITIONS)
 def test_index_points_where_terms_are_taught(edition):
     """The index has entries in the chapters, not only on the glossary's pages: each glossary
-    term is indexed at the sections whose titles name it (book/_ext/editions.py)."""
+    term is indexed at the sections whose titles name it (book/_ext/glossary_index.py)."""
     idx = latex_file(edition, ".idx").read_text(errors="replace")
     pages = [int(p) for p in re.findall(r"\\indexentry\{.*\}\{(\d+)\}\s*$", idx, re.MULTILINE)]
     glossary = next(int(p) for level, t, p in _toc_entries(edition) if level == "chapter" and t.endswith("Glossary"))

@@ -1,28 +1,19 @@
-"""In print, chapters, figures, equations and exercises numbered as on the web.
+"""In print, chapters, figures, equations and exercises numbered as on the web (tests/test_pdf.py).
 
-* LaTeX numbers every chapter; Sphinx numbers only the chapters of a numbered part
-  (``numbered: true`` in _toc.yml). Before each chapter Sphinx left unnumbered (the first
-  part) LaTeX's section numbers are switched off (``\\tlunnumbered``,
-  book/_latex/tlprint.sty), and back on before the next numbered one, so chapter 1 is
-  the web's chapter 1 and "Fig. 2.3" and "(2.1)" are the same on the web and on paper.
-* sphinx-jupyterbook-latex 1.0 sets ``numfig_secnum_depth`` to 2 at ``builder-inited`` when
-  the book has parts (events.py, setup_latex_transforms, since
-  https://github.com/executablebooks/sphinx-jupyterbook-latex/pull/88), and no setting of it
-  turns that off; Sphinx's own numbering then printed "Exercise 6.2.1". The book's value
-  (_config.yml, 1) is put back right after it, before anything is numbered. The LaTeX writer
-  reads 1 under parts as "no chapter prefix", so tlprint.sty writes "2.3" itself.
-* Which chapters Sphinx numbered is read from ``env.toc_secnumbers``, the numbers Sphinx's
-  own writers print: Sphinx documents no other way to ask for them.
-* A {numref} to an exercise on another page printed "Exercise ??" (and a {ref} linked
-  nowhere): sphinx-exercise 1.2.1 labels an exercise ``exercise:<label>`` in LaTeX and
-  rewrites only references that carry a ``refid`` (on the same page;
-  post_transforms.ResolveLinkTextToSolutions), so one from another page kept Sphinx's
-  ``\\ref{<page>:<label>}``, a label nothing defines. ExerciseReferences keeps the text
-  Sphinx resolved ("Exercise 6.1", the number the exercise's own title prints) in a plain
-  link to sphinx-exercise's label.
+* LaTeX numbers every chapter, Sphinx those of a numbered part (``numbered: true`` in _toc.yml,
+  read from ``env.toc_secnumbers``, the numbers its own writers print: it documents no other
+  way): LaTeX's numbers are switched off before each chapter Sphinx left unnumbered
+  (``\\tlunnumbered``, book/_latex/tlprint.sty), on again before the next numbered one.
+* sphinx-jupyterbook-latex 1.0 sets ``numfig_secnum_depth`` to 2 at ``builder-inited`` when the
+  book has parts (events.py, setup_latex_transforms, since
+  https://github.com/executablebooks/sphinx-jupyterbook-latex/pull/88; no setting turns it off):
+  Sphinx printed "Exercise 6.2.1". The book's value (1) is put back right after; the LaTeX
+  writer reads 1 under parts as "no chapter prefix", so tlprint.sty writes "2.3" itself.
+* sphinx-exercise 1.2.1 labels an exercise ``exercise:<label>`` in LaTeX and rewrites only
+  references with a ``refid`` (same page; post_transforms.ResolveLinkTextToSolutions): a
+  {numref} from another page printed "Exercise ??". :class:`ExerciseReferences` keeps the text
+  Sphinx resolved ("Exercise 6.1") in a link to sphinx-exercise's label.
 """
-
-from __future__ import annotations
 
 from docutils import nodes
 from sphinx import addnodes
@@ -55,11 +46,10 @@ class ExerciseReferences(SphinxPostTransform):
         exercises = {node["label"] for node in self.document.findall(lambda n: isinstance(n, kinds))}
         for ref in list(self.document.findall(nodes.reference)):  # {ref} and {numref}
             uri = ref.get("refuri", "")
-            label = uri.partition("#")[2]
-            if not (uri.startswith("%") and label in exercises):
-                continue
-            # the LaTeX writer links a refuri "%a#b" to the label "a:b": here "exercise:<label>"
-            ref.replace_self(nodes.reference("", "", *ref.children, internal=True, refuri=f"%exercise#{label}"))
+            if uri.startswith("%") and uri.partition("#")[2] in exercises:
+                # the LaTeX writer links a refuri "%a#b" to the label "a:b": here "exercise:<label>"
+                link = f"%exercise#{uri.partition('#')[2]}"
+                ref.replace_self(nodes.reference("", "", *ref.children, internal=True, refuri=link))
 
 
 def setup(app):

@@ -1,15 +1,11 @@
-"""sphinxcontrib-katex 0.9.11's render server, started reliably on a busy machine.
-
-Its ``KaTeXServer.start_server_process`` connects to the Node.js server's Unix socket as
-soon as the socket file exists, which is before the server listens on it: on a loaded
-machine (2 cores, several builds) the HTML build then failed with ConnectionRefusedError.
-It also gives the server 5 s to start and each formula 5 s to render. Here the connection
-is retried until the start-up timeout, and both timeouts are 60 s. Upstream:
-sphinxcontrib-katex, katex.py (start_server_process, STARTUP_TIMEOUT, RENDER_TIMEOUT);
-drop this file when a release retries the connection.
+"""sphinxcontrib-katex 0.9.11 (the latest) connects to its Node.js render server's Unix socket
+as soon as the socket file exists, before the server listens: on a loaded machine the HTML build
+failed with ConnectionRefusedError; and it gives the server 5 s to start, a formula 5 s to
+render. Here the connection is retried until the start-up timeout, both timeouts are 60 s.
+Upstream: katex.py (KaTeXServer.start_server_process, STARTUP_TIMEOUT, RENDER_TIMEOUT); no issue
+of hagenw/sphinxcontrib-katex names the race (searched 2026-12-02). Drop this file when a
+release retries the connection.
 """
-
-from __future__ import annotations
 
 import socket
 import time

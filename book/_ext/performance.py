@@ -1,59 +1,28 @@
-"""Three things Sphinx and the theme do not offer as settings, measured by
-benchmarks/bench_site.py and the browser tests (tests/test_browser.py):
+"""What Sphinx and the theme offer no setting for, measured by benchmarks/bench_site.py and
+checked by tests/test_browser.py (the rest is configuration: KaTeX at build time, layout.html):
 
-* A meta description on every page (Lighthouse SEO: "Document does not have a meta
-  description"; search engines show it under the title).
-* The site's copy of the figures stored with a 256-colour palette: matplotlib's PNGs hold
-  500-3,000 colours as 24-bit pixels; a palette of the 256 most used (median cut, no
-  dithering) changes a pixel by 0.2/255 on average and makes the files about 65% smaller
-  (the figure-heavy pages were over the byte budget without it). Done after the build
-  (``build-finished``) on _build/html/_images/ only: notebooks and PDFs keep the originals;
-  figures with transparency, and files it would not make smaller, are left alone.
-* Only the variant of a themed figure that the reader's colour mode shows is downloaded.
-  A figure drawn for both modes is two images (``only-light``, ``only-dark``,
-  transformer_lessons.plots.ThemedImages), and the theme hides one with ``display: none``
-  according to ``data-theme``, which the reader's own switch in the header sets (so a
-  ``<picture>`` with a ``prefers-color-scheme`` media query would pick the wrong one when
-  the reader chose a mode unlike the system's). Both get ``loading="lazy"``: a browser does
-  not fetch a lazy image that is not rendered, so the hidden variant is fetched only when
-  the reader switches mode (tests/test_browser.py checks both modes). Set on the image
-  nodes in Sphinx's documented ``doctree-resolved`` event; docutils writes the attribute.
-
-The description:
-
-The page's ``description`` front matter field if it has one, else its first paragraph of
-prose: not an admonition, a cell, a table, a list or the toctree, and without its inline
-formulas (their TeX would read as noise); cut at a word to 155 characters. Added in
-Sphinx's documented ``html-page-context`` event through the ``metatags`` context value.
-
-The fonts a page draws, preloaded:
-
-Every web font a page draws is named in ``font_preloads`` (html-page-context), which
-book/_templates/layout.html writes as ``<link rel="preload">`` in ``<head>``. A font named
-only in the stylesheet is requested when the first layout finds text that needs it: the
-page is laid out and painted in a fallback font, and when the font arrives every line is
-laid out again (on foundations, 9,100 layout objects: a 660 ms task on Lighthouse's
-4x slower CPU after the first paint, counted in total blocking time), and the icons and
-formulas are painted again (a later speed index). Preloaded, the fonts arrive with the
-stylesheet, before the first layout. Which fonts:
-
-* Font Awesome's solid and brands faces, drawn by the header's icons on every page (cut
-  to those icons by book/_ext/first_paint.py: 1-3 kB each);
-* KaTeX's faces that the page's formulas use (KaTeX_FACES: the class names KaTeX writes
-  and the face its stylesheet, katex.min.css, gives each; check after a KaTeX upgrade),
-  read from the page's HTML with Python's HTML parser: KaTeX_Main-Regular for any
-  formula, Math-Italic for a variable, Size1-Size4 for the sizes of large delimiters,
-  and so on (3-13 kB each, cut to the site's characters).
-
-tests/test_browser_fonts.py loads pages in Chromium and checks that every font file a page
-fetches was preloaded, and every preload is fetched.
-
-Everything else that makes the site light is configuration, not code: math rendered at
-build time (sphinxcontrib-katex, _config.yml) and book/_templates/layout.html (no
-fontawesome.js, no search scripts outside search.html). benchmarks/bench_site.py measures it.
+* A meta description on every page (Lighthouse SEO), added to ``metatags`` at
+  ``html-page-context``: the page's ``description`` front matter field, else its first paragraph
+  of prose (not in an admonition, cell, table, list or the toctree) without inline formulas
+  (their TeX reads as noise), cut at a word to 155 characters.
+* The site's figures in a 256-colour palette (median cut, no dithering: 0.2/255 per pixel on
+  average, files about 65% smaller; figure-heavy pages were over the byte budget), at
+  ``build-finished`` on _build/html/_images/ only; figures with transparency, and files it
+  would not make smaller, are left alone.
+* A figure drawn for both colour modes is two images (``only-light``, ``only-dark``,
+  transformer_lessons.site.ThemedImages), one hidden by the theme after the header's switch (a
+  ``<picture>`` would follow the system's mode instead): both get ``loading="lazy"`` at
+  ``doctree-resolved``, and a browser does not fetch a lazy image it does not render.
+* Every web font a page draws, preloaded (``font_preloads`` at ``html-page-context``, written
+  as ``<link rel="preload">`` by book/_templates/layout.html): a font named only in the
+  stylesheet is requested when the first layout finds text that needs it, so it arrives late
+  and its text is painted again (a later speed index and largest paint). Font Awesome's solid
+  and brands faces (the header's icons, every page) and the KaTeX faces the page's formulas
+  use (KATEX_FACES: KaTeX's class names and the face katex.min.css gives each; check after a
+  KaTeX upgrade), read from the page's HTML with Python's HTML parser.
+  tests/test_browser_fonts.py checks in Chromium that a page fetches every preload and no
+  font it did not preload.
 """
-
-from __future__ import annotations
 
 import html
 import re
@@ -68,12 +37,10 @@ NOT_PROSE = (nodes.Admonition, nodes.container, nodes.table, nodes.footnote, nod
 
 
 def _prose(para: nodes.paragraph) -> bool:
-    parent = para.parent
-    while parent is not None:
-        if isinstance(parent, NOT_PROSE) or "toctree-wrapper" in parent.get("classes", []):
-            return False
-        parent = parent.parent
-    return True
+    node = para.parent
+    while node is not None and not (isinstance(node, NOT_PROSE) or "toctree-wrapper" in node.get("classes", [])):
+        node = node.parent
+    return node is None
 
 
 def _text(node: nodes.Node) -> str:
@@ -101,8 +68,7 @@ def description(metadata: dict, doctree: nodes.document | None, fallback: str) -
 def _page_context(app, pagename, templatename, context, doctree) -> None:
     if 'name="description"' in context.get("metatags", ""):
         return
-    title = app.config.html_title or app.config.project
-    fallback = f"{title}: {pagename.split('/')[-1].replace('_', ' ')}"
+    fallback = f"{app.config.html_title or app.config.project}: {pagename.split('/')[-1].replace('_', ' ')}"
     desc = html.escape(description(app.env.metadata.get(pagename, {}), doctree, fallback), quote=True)
     context["metatags"] = context.get("metatags", "") + f'\n<meta name="description" content="{desc}" />'
 
@@ -191,7 +157,8 @@ def _palette_figures(app, exception) -> None:
         if im.mode not in ("RGB", "RGBA") or (im.mode == "RGBA" and im.getchannel("A").getextrema() != (255, 255)):
             continue  # done by an earlier build, or not an opaque figure
         tmp = png.with_suffix(".palette.png")
-        im.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(tmp, optimize=True)
+        palette = im.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+        palette.save(tmp, optimize=True)
         if tmp.stat().st_size < png.stat().st_size:
             tmp.replace(png)
         else:
@@ -199,9 +166,7 @@ def _palette_figures(app, exception) -> None:
 
 
 def _lazy_themed_figures(app, doctree, docname) -> None:
-    if app.builder.format != "html":
-        return
-    for image in doctree.findall(nodes.image):
+    for image in doctree.findall(nodes.image):  # the LaTeX writer ignores the attribute
         if {"only-light", "only-dark"} & set(image.get("classes", [])):
             image["loading"] = "lazy"
 

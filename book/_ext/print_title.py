@@ -1,12 +1,8 @@
-"""The printed books' title page and running header (LaTeX builder only).
-
-Through Sphinx's documented ``latex_elements`` (``preamble``, ``maketitle``,
-``tableofcontents``), filled at ``config-inited``. The title page (``\\tlmaketitle``)
-names the edition (``editions``), the package's version, and the repository and licence (``substitutions``);
-it and the running header and footer are book/_latex/tlprint.sty's.
+"""The printed books' title page and running header, through Sphinx's ``latex_elements``
+(``preamble``, ``maketitle``, ``tableofcontents``) filled at ``config-inited``: the title page
+(``\\tlmaketitle``, book/_latex/tlprint.sty, like the header and footer) names the edition
+(``editions``), the package's version, the repository and the licence (``substitutions``).
 """
-
-from __future__ import annotations
 
 from importlib import metadata
 
@@ -16,19 +12,18 @@ from editions import tex
 def _latex_elements(app, config) -> None:
     edition = "for students" if config.book_edition == "student" else "for instructors"
     title, _, subtitle = str(config.html_title or config.project).partition(":")
-    values = config.myst_substitutions
     macros = {
         "tledition": f"Edition {edition}",
         "tlshorttitle": tex(title.strip()),
         "tlsubtitle": tex(subtitle.strip()),
         "tlversion": tex(metadata.version("transformer_lessons")),
-        "tlrepository": values["repo_url"],
-        "tllicence": tex(values["licence"]),
+        "tlrepository": config.myst_substitutions["repo_url"],
+        "tllicence": tex(config.myst_substitutions["licence"]),
     }
     elements = config.latex_elements
     preamble = "".join(rf"\newcommand{{\{k}}}{{{v}}}" + "\n" for k, v in macros.items())
     elements["preamble"] = preamble + "\\usepackage{tlprint}\n" + elements.get("preamble", "")
-    elements["maketitle"] = r"\tlmaketitle"  # book/_latex/tlprint.sty
+    elements["maketitle"] = r"\tlmaketitle"
     # The running footer names the chapter: none before chapter 1 (not "CONTENTS").
     elements["tableofcontents"] = elements.get("tableofcontents", r"\sphinxtableofcontents") + "\n\\markboth{}{}\n"
 

@@ -1,13 +1,10 @@
-"""Values the pages print, each from its one home: MyST substitutions (``{{ repo_url }}``
-in a page's text) filled at ``config-inited`` by :func:`transformer_lessons.site.values`
-from ``repository: url`` and ``branch`` of _config.yml (jupyter-book passes them on as the
-theme's ``repository_url`` and ``repository_branch``): ``repo_url``, ``source_url``,
-``pages_url``, ``licence`` and the running example's sizes (``example_d_model``, ...).
-A key set under ``parse: myst_substitutions`` in _config.yml wins (a site published
-elsewhere than GitHub Pages sets ``pages_url`` there).
+"""Values the pages print, each from its one home: MyST substitutions (``{{ repo_url }}`` in a
+page) filled at ``config-inited`` by :func:`transformer_lessons.site.values` from _config.yml's
+``repository: url`` and ``branch`` (the theme's ``repository_url`` and ``repository_branch``):
+``repo_url``, ``source_url``, ``pages_url``, ``licence`` and the running example's sizes
+(``example_d_model``, ...). A key set under ``parse: myst_substitutions`` in _config.yml wins (a
+site published elsewhere than GitHub Pages sets ``pages_url`` there). tests/test_book_site.py.
 """
-
-from __future__ import annotations
 
 from transformer_lessons.site import values
 

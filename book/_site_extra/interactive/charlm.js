@@ -319,12 +319,5 @@
     head.addEventListener("change", draw);
   }
 
-  function start() {
-    document.querySelectorAll("div.charlm").forEach((box, n) => {
-      modelUrl = new URL(box.dataset.model, document.baseURI).href;
-      init(box, n);
-    });
-  }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
-  else start();
+  nn.startBoxes("charlm", (box, n, url) => { modelUrl = url; init(box, n); });
 })();

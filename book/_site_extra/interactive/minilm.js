@@ -259,12 +259,5 @@
     go.addEventListener("click", click);
   }
 
-  function start() {
-    document.querySelectorAll("div.minilm").forEach((box, n) => {
-      modelUrl = new URL(box.dataset.model, document.baseURI).href;
-      init(box, n);
-    });
-  }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
-  else start();
+  nn.startBoxes("minilm", (box, n, url) => { modelUrl = url; init(box, n); });
 })();

@@ -1,6 +1,7 @@
 /* The forward pass of the book's Transformer layers, in plain JavaScript.
  *
- * One small module shared by the language-model page (charlm.js) and the real-model page:
+ * One small module shared by the language-model page (charlm.js) and the real-model page
+ * (minilm.js), with their boxes' start-up (startBoxes):
  * matrix products, layer normalisation, softmax, GELU and multi-head attention, on
  * Float32Array matrices stored row by row (a (T, d) matrix is T rows of d values), the
  * weights in PyTorch's layout (nn.Linear: weight (out, in)). Sums are taken in double
@@ -156,6 +157,16 @@
     return out;
   }
 
+  // The boxes' start-up (charlm.js, minilm.js): init(box, n, modelUrl) for every <div class="name">
+  // of the page, once it is parsed; modelUrl is the box's data-model, resolved against the page.
+  function startBoxes(name, init) {
+    const start = () => document.querySelectorAll(`div.${name}`).forEach((box, n) =>
+      init(box, n, new URL(box.dataset.model, document.baseURI).href));
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+    else start();
+  }
+
   window.transformerLessons = window.transformerLessons || {};
-  window.transformerLessons.nn = { linear, layerNorm, softmaxRow, erf, gelu, relu, selfAttention, attendOne, add, views };
+  window.transformerLessons.nn = { linear, layerNorm, softmaxRow, erf, gelu, relu, selfAttention, attendOne, add, views,
+    startBoxes };
 })();
