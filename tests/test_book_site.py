@@ -236,7 +236,7 @@ def test_where_the_book_lives_is_typed_only_in_the_config(html_dir, toc_files, b
     (book/_ext/substitutions.py); the built pages show them, and no `{{ }}` is left."""
     from transformer_lessons import site
 
-    values = site.values(book_config["repository"]["url"], book_config["repository"].get("branch", "main"))
+    values = site.book_values(ROOT)
     host = values["pages_url"].split("/")[2]
     pages = sorted((ROOT / "book").glob("*.md"))  # the print edition's front page too
     typed = [f"{md.name}: {needle}" for md in pages for needle in (values["repo_url"], host, f"{values['licence']} licence")

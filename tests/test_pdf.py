@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pdf_toc
 import pytest
-import yaml
 from bs4 import BeautifulSoup
 from book_files import ROOT, html_page, page_title
 from transformer_lessons import site
@@ -377,7 +376,7 @@ def test_title_page_has_version_repository_and_licence(edition):
     first = subprocess.run(["pdftotext", "-l", "1", str(pdf_path(edition)), "-"], check=True, capture_output=True, text=True).stdout
     text = " ".join(first.split())
     assert re.search(r"Version \d+\.\d+", text), text
-    values = site.values(yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"])
+    values = site.book_values(ROOT)
     assert values["repo_url"].removeprefix("https://") in text, text
     assert f"Licence: {values['licence']}" in text, text
     assert norm(values["pages_url"]) in norm(pdf_text(edition)), "the front matter names the web edition's address"

@@ -62,20 +62,15 @@ def count_word(n: int) -> str:
 
 
 def book_values() -> dict[str, str]:
-    """The values the pages print (``transformer_lessons.site.values``: ``repo_url``,
-    ``pages_url``, ``licence``, ...) from _config.yml's ``repository``, as the build fills them."""
-    from transformer_lessons.site import values
+    """The values the pages print (``repo_url``, ``pages_url``, ``licence``, ...), as the
+    build fills them: ``transformer_lessons.site.book_values``."""
+    from transformer_lessons.site import book_values as values
 
-    repository = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
-    return values(repository["url"], repository.get("branch", "main"))
+    return values(ROOT)
 
 
 def address() -> str:
-    """Where the site is published: ``html_baseurl`` of _config.yml if set, else the Pages URL."""
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    base = ((config.get("sphinx") or {}).get("config") or {}).get("html_baseurl")
-    if base:
-        return base if base.endswith("/") else base + "/"
+    """Where the site is published (``pages_url``: ``html_baseurl`` of _config.yml if set)."""
     return book_values()["pages_url"]
 
 

@@ -99,13 +99,11 @@ def _comparable(nb: nbformat.NotebookNode) -> list[tuple]:
 
 def substitutions() -> dict[str, str]:
     """The pages' MyST substitutions, as the build fills them (book/_ext/substitutions.py):
-    ``transformer_lessons.site.values`` for the repository and the running example, then
-    ``myst_substitutions`` of ``_config.yml``. A page's own (its time, ``tools/pages.py``)
+    ``transformer_lessons.site.book_values``. A page's own (its time, ``tools/pages.py``)
     come on top, in :func:`notebook_for`. Jupyter renders no MyST."""
-    from transformer_lessons.site import values
+    from transformer_lessons.site import book_values
 
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    return {**values(*repository()), **{k: str(v) for k, v in config.get("parse", {}).get("myst_substitutions", {}).items()}}
+    return book_values(ROOT)
 
 
 def substitute(text: str, values: dict[str, str]) -> str:

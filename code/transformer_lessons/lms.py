@@ -255,6 +255,7 @@ class Book:
     titles: dict[str, str]  # page -> title
     labels: dict[str, tuple[str, str]]  # label -> (page, title)
     cites: dict[str, tuple[str, str]]  # bibtex key -> (authors, year)
+    quizzes: frozenset[str] = frozenset()  # the quiz pages (front matter kind: quiz)
 
     @classmethod
     def read(cls, book: Path, url: str) -> "Book":
@@ -270,7 +271,7 @@ class Book:
                     labels[m.group(1)] = (path.stem, h.group(2) if h else m.group(1))
                 elif m := re.match(r"^\s*(?::label:|name:)\s*([A-Za-z0-9_-]+)\s*$", line):
                     labels.setdefault(m.group(1), (path.stem, m.group(1)))
-        return cls(url, titles, labels, _bibliography(book / "references.bib"))
+        return cls(url, titles, labels, _bibliography(book / "references.bib"), frozenset(quiz_blocks.quiz_pages(book)))
 
     def link(self, page: str, anchor: str | None = None) -> str:
         return f"{self.url}book/{page}.html" + (f"#{anchor}" if anchor else "")
@@ -337,9 +338,9 @@ def _first_link(texts: list[str], book: Book) -> tuple[str, str | None] | None:
     for text in texts:
         for m in ROLE.finditer(text):
             role, (_, target) = m.group(1), _target(m.group(2))
-            if role == "doc" and not target.startswith("quiz_") and target in book.titles:
+            if role == "doc" and target not in book.quizzes and target in book.titles:
                 return target, None
-            if role in ("ref", "numref") and target in book.labels and not book.labels[target][0].startswith("quiz_"):
+            if role in ("ref", "numref") and target in book.labels and book.labels[target][0] not in book.quizzes:
                 return book.labels[target][0], target
     return None
 
@@ -545,17 +546,15 @@ def moodle_xml(pages: list[QuizPage], render: Renderer) -> bytes:
 
 
 def site_url(root: Path) -> str:
-    """The published book's address (``html_baseurl``, else GitHub Pages of the repository)."""
-    import yaml
+    """The published book's address (:func:`transformer_lessons.site.book_values`'s
+    ``pages_url``: ``html_baseurl``, else a ``pages_url`` substitution, else GitHub Pages of
+    the repository), as the pages print it."""
+    from transformer_lessons.site import book_values
 
-    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
-    base = ((config.get("sphinx") or {}).get("config") or {}).get("html_baseurl")
-    if base:
-        return base if base.endswith("/") else base + "/"
-    m = re.match(r"https://github\.com/([^/]+)/([^/]+?)/?$", config["repository"]["url"])
-    if not m:
-        raise QuizFormatError(f"_config.yml: cannot derive the site's address from {config['repository']['url']}")
-    return f"https://{m.group(1)}.github.io/{m.group(2)}/"
+    try:
+        return book_values(root)["pages_url"]
+    except ValueError as err:
+        raise QuizFormatError(f"_config.yml: cannot derive the site's address: {err}") from None
 
 
 def export(book: Path, out: Path, url: str | None = None) -> dict[str, Path]:

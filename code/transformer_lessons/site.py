@@ -72,6 +72,26 @@ def values(repo_url: str, branch: str = "main") -> dict[str, str]:
     }
 
 
+
+def book_values(root) -> dict[str, str]:
+    """:func:`values` for the book whose ``_config.yml`` is in ``root``, as its build fills
+    them (book/_ext/substitutions.py): from ``repository`` (``url``, ``branch``); then
+    ``html_baseurl``, when set, as ``pages_url`` (the site is published there); then every
+    key set under ``parse: myst_substitutions``, which wins. The one reading of "where the
+    book lives" for the tools and the LMS export (the handout, the notebooks, the quizzes)."""
+    from pathlib import Path
+
+    import yaml
+
+    config = yaml.safe_load((Path(root) / "_config.yml").read_text(encoding="utf-8"))
+    repository = config["repository"]
+    found = values(repository["url"], repository.get("branch", "main"))
+    base = ((config.get("sphinx") or {}).get("config") or {}).get("html_baseurl")
+    if base:
+        found["pages_url"] = base if base.endswith("/") else base + "/"
+    found.update({k: str(v) for k, v in ((config.get("parse") or {}).get("myst_substitutions") or {}).items()})
+    return found
+
 def _part(data, mime: str, content, cell_metadata=None):
     """A myst-nb MimeData of another type for the same cell (its alt text and caption)."""
     from myst_nb.core.render import MimeData
