@@ -113,11 +113,9 @@ def _run_sheet_labels() -> list[str]:
 
 
 def _toc_order() -> list[str]:
-    import yaml
+    from transformer_lessons.quiz_blocks import toc_pages  # the package's one reader of _toc.yml
 
-    toc = yaml.safe_load((pages.ROOT / "_toc.yml").read_text())
-    files = [toc["root"]] + [c["file"] for part in toc.get("parts", []) for c in part.get("chapters", [])]
-    return [Path(f).name for f in files]
+    return toc_pages(pages.BOOK)
 
 
 def _declared(page: str, plan_page: str | None = None) -> dict:
