@@ -12,6 +12,19 @@ Beside it, in the same run, the book `jupyter-book create` makes (the template, 
 jupyter-book version, built with its own defaults) is served and measured the same way:
 every page of its table of contents, Lighthouse and the weight of each page.
 
+Mobile is run MOBILE_RUNS times a page (three; BENCH_MOBILE_RUNS sets it) and the run with the
+median performance score is the one reported, every run's score beside it (Lighthouse's own
+advice on its variability, docs/variability.md: run it several times, take the median; its
+computeMedianRun picks by first paint and time to interactive instead, the score is what the
+targets are about). Needed here: in about one mobile run in four on a long page, this headless
+Chromium shows its first frame about a second after the renderer painted it (observed first
+contentful paint 1.2-2.2 s, the renderer's first paint at 0.2-0.4 s and its main thread idle
+in between; a 30,000 px empty block under a short page does it too), and Lighthouse's
+simulated slow phone then counts every request and task before that late frame: speed index
+and largest contentful paint about 1 s later, performance 0.93-0.96 where the page's other
+runs score 0.96-1.00 (2026-12-02, idle machine). Each run's observed first paint is kept in
+the results, so such a run can be told. Desktop runs once.
+
 Targets (issue 15), on every page: performance >= 0.95 mobile and 1.00 desktop;
 accessibility, best practices and SEO 1.00; cumulative layout shift 0.00 (below 0.005,
 what rounds to 0.00); transferred bytes at most half of the default book's median page.
@@ -54,6 +67,7 @@ CLS_TARGET = 0.005  # shown as 0.00
 TRANSFER_TARGET = 0.5  # of the default book's median page
 # Only these pages (substrings of their names), when set: a run on a subset, recorded as such.
 PAGES_FILTER: list[str] = [l for l in os.environ.get("BENCH_PAGES", "").split(",") if l]
+MOBILE_RUNS = int(os.environ.get("BENCH_MOBILE_RUNS", "3"))  # the median run is reported
 
 
 def toc_pages(root: Path) -> list[str]:
@@ -139,9 +153,12 @@ def lighthouse(url: str, form_factor: str, out_dir: Path) -> dict:
                 bad.append({"id": ref["id"], "score": a["score"], "weight": ref["weight"],
                             "display": a.get("displayValue", "")})
         failing[cat] = bad
+    observed = audits["metrics"]["details"]["items"][0]
     return {
         "scores": {cat: lhr["categories"][cat]["score"] for cat in CATEGORIES},
         "metrics": {m: round(audits[m]["numericValue"], 3) for m in METRICS if m in audits},
+        "observed_first_contentful_paint": observed.get("observedFirstContentfulPaint"),
+        "observed_dom_content_loaded": observed.get("observedDomContentLoaded"),
         "total_byte_weight": audits.get("total-byte-weight", {}).get("numericValue"),
         "failing_audits": failing,
         "run_warnings": lhr.get("runWarnings", []),
@@ -150,11 +167,25 @@ def lighthouse(url: str, form_factor: str, out_dir: Path) -> dict:
     }
 
 
+def median_run(url: str, form_factor: str, out_dir: Path) -> dict:
+    """Lighthouse MOBILE_RUNS times on mobile (once on desktop); the run of median performance
+    (the lower middle one of an even count), with every run's performance score and observed
+    first paint in ``runs``."""
+    count = MOBILE_RUNS if form_factor == "mobile" else 1
+    if count < 1:
+        raise ValueError(f"BENCH_MOBILE_RUNS must be at least 1, got {count}")
+    runs = [lighthouse(url, form_factor, out_dir) for _ in range(count)]
+    chosen = sorted(runs, key=lambda r: r["scores"]["performance"])[(count - 1) // 2]
+    return {**chosen, "runs": [{"performance": r["scores"]["performance"],
+                                "observed_first_contentful_paint": r["observed_first_contentful_paint"],
+                                "load_before": r["load_before"]} for r in runs]}
+
+
 def measure(html: Path, pages: list[str], out_dir: Path) -> dict:
     result = {"lighthouse": {}, "page_weight": None}
     with serve.serve(html) as base:
         for page in pages:
-            result["lighthouse"][page] = {ff: lighthouse(f"{base}/{page}", ff, out_dir) for ff in FORM_FACTORS}
+            result["lighthouse"][page] = {ff: median_run(f"{base}/{page}", ff, out_dir) for ff in FORM_FACTORS}
             print(f"   {page}: " + ", ".join(f"{ff} perf {result['lighthouse'][page][ff]['scores']['performance']}"
                                            for ff in FORM_FACTORS), flush=True)
         result["page_weight"] = serve.page_weights(base, pages)
@@ -191,7 +222,7 @@ def run() -> dict:
     out_dir = Path(tempfile.mkdtemp(prefix="bench-lighthouse-"))
     atexit.register(shutil.rmtree, out_dir, ignore_errors=True)
     result: dict = {"lighthouse_version": version, "chromium": browser, "targets": TARGETS,
-                    "cls_target": CLS_TARGET, "transfer_target": TRANSFER_TARGET,
+                    "cls_target": CLS_TARGET, "transfer_target": TRANSFER_TARGET, "mobile_runs": MOBILE_RUNS,
                     "server": f"benchmarks/serve.py (gzip, Cache-Control: {serve.CACHE_CONTROL})",
                     "load_at_start": load()}
     html = our_site()
@@ -241,7 +272,7 @@ def readme_table(r: dict) -> str:
     def lowest(runs: dict, cat: str) -> float:
         return min(runs[ff]["scores"][cat] for ff in FORM_FACTORS)
 
-    head = ("| page | perf. mobile | perf. desktop | CLS mobile / desktop | TBT mobile / desktop "
+    head = ("| page | perf. mobile (the median run; every run) | perf. desktop | CLS mobile / desktop | TBT mobile / desktop "
             "| a11y / best practices / SEO (lower of the two) | transferred | load average |")
     rows = [head, "|" + "---|" * 8]
     for label, book in (("", r["ours"]), ("default book: ", r["default_book"])):
@@ -252,7 +283,9 @@ def readme_table(r: dict) -> str:
             tbt = " / ".join(f"{runs[ff]['metrics'].get('total-blocking-time', 0):.0f}" for ff in FORM_FACTORS)
             quality = "/".join(f"{lowest(runs, c):.2f}" for c in CATEGORIES[1:])
             name = page.rsplit("/", 1)[-1].removesuffix(".html")
-            rows.append(f"| {label}`{name}` | {m['scores']['performance']:.2f} | {d['scores']['performance']:.2f} "
+            every = ", ".join(f"{x['performance']:.2f}" for x in m.get("runs", []))
+            mobile = f"{m['scores']['performance']:.2f}" + (f" ({every})" if len(m.get("runs", [])) > 1 else "")
+            rows.append(f"| {label}`{name}` | {mobile} | {d['scores']['performance']:.2f} "
                         f"| {cls} | {tbt} ms | {quality} | {weight['transfer_bytes'] / 1024:.0f} KiB "
                         f"| {m['load_before'][0]:.1f} |")
     ours, default = r["ours"], r["default_book"]
@@ -269,8 +302,9 @@ def readme_table(r: dict) -> str:
     sent = [ours["page_weight"]["pages"][p]["transfer_bytes"] for p in ours["pages"]]
     median = default["page_weight"]["median_transfer_bytes"]
     quality = ", ".join(f"{min(lowest(ours['lighthouse'][p], c) for p in ours['pages']):.2f}" for c in CATEGORIES[1:])
+    runs = f" (the median of {r['mobile_runs']} runs a page)" if r.get("mobile_runs", 1) > 1 else ""
     shows = (f"**What the run shows** ({r['date']}, load average {r['load_at_start'][0]:.1f} at the start, "
-             f"{r['load_at_end'][0]:.1f} at the end). Mobile: {mlo:.2f}-{mhi:.2f}, {mok} of {n} pages at "
+             f"{r['load_at_end'][0]:.1f} at the end). Mobile{runs}: {mlo:.2f}-{mhi:.2f}, {mok} of {n} pages at "
              f"{TARGETS['performance']['mobile']:.2f} or more (default book {bmlo:.2f}-{bmhi:.2f}). Desktop: "
              f"{dlo:.2f}-{dhi:.2f}, {dok} of {n} pages at 1.00 (default book {bdlo:.2f}-{bdhi:.2f}). Layout shift: "
              f"at most {worst_cls:.3f} on any page in either form factor. Accessibility, best practices and SEO: "

@@ -60,6 +60,16 @@ def machine() -> dict:
     }
 
 
+def revision() -> str:
+    """The commit measured, with "+changes" when the work tree differs from it."""
+    import subprocess
+
+    git = ["git", "-C", str(ROOT)]
+    head = subprocess.run([*git, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout
+    return (head or "unknown") + ("+changes" if dirty.strip() else "")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     # no `choices=`: with nargs="*" Python 3.11's argparse rejects the empty default against them
@@ -83,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             section.setdefault("machine", old.get("machine"))
             doc["sections"][name] = section
     summaries = []
+    measured = revision()  # before any section: what is measured is the tree as it was at the start
     for name in chosen:
         module = importlib.import_module(f"bench_{name}")
         print(f"== {name} ...", flush=True)
@@ -91,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         result["section_seconds"] = round(time.perf_counter() - start, 1)
         # 1-minute load average before and after: timings from a busy machine are not comparable
         result["load_average"] = [round(load_start, 2), round(os.getloadavg()[0], 2)]
-        result["date"], result["machine"] = now, doc["machine"]
+        result["date"], result["machine"], result["revision"] = now, doc["machine"], measured
         doc["sections"][name] = result
         summaries.append(f"## {name} ({result['section_seconds']} s)\n{module.summary(result)}")
         # write after every section: a long run that dies still leaves what it measured

@@ -103,3 +103,30 @@ def test_build_phases_are_read_from_the_log_as_it_came():
                                               "lms_export": 5.0}
     coloured = "\x1b[01mreading sources... \x1b[39;49;00m[ 4%]"
     assert bench_build.ANSI.sub("", coloured).startswith("reading sources")
+
+
+def test_mobile_reports_the_median_of_its_runs_and_keeps_every_run(monkeypatch, tmp_path):
+    """bench_site runs Lighthouse MOBILE_RUNS times on mobile and reports the run of median
+    performance, with every run's score; desktop runs once."""
+    import bench_site
+
+    scores = iter([0.93, 1.0, 0.97, 1.0])
+    calls = []
+
+    def fake(url, form_factor, out_dir):
+        calls.append(form_factor)
+        s = next(scores)
+        return {"scores": {"performance": s}, "metrics": {}, "observed_first_contentful_paint": 1000 * s,
+                "load_before": [0.1, 0.1, 0.1]}
+
+    monkeypatch.setattr(bench_site, "lighthouse", fake)
+    monkeypatch.setattr(bench_site, "MOBILE_RUNS", 3)
+    mobile = bench_site.median_run("http://x/page.html", "mobile", tmp_path)
+    assert mobile["scores"]["performance"] == 0.97
+    assert [r["performance"] for r in mobile["runs"]] == [0.93, 1.0, 0.97]
+    desktop = bench_site.median_run("http://x/page.html", "desktop", tmp_path)
+    assert desktop["scores"]["performance"] == 1.0 and len(desktop["runs"]) == 1
+    assert calls == ["mobile"] * 3 + ["desktop"]
+    monkeypatch.setattr(bench_site, "MOBILE_RUNS", 0)
+    with pytest.raises(ValueError, match="BENCH_MOBILE_RUNS"):
+        bench_site.median_run("http://x/page.html", "mobile", tmp_path)
