@@ -103,11 +103,15 @@ class _Canvas:
                          arrowprops=dict(arrowstyle="-|>", color=self.fg, linewidth=0.9, shrinkA=0, shrinkB=0,
                                          mutation_scale=9))
         if label:
+            # Beside the arrow's middle. A slanted arrow falls away on one side of its middle:
+            # the label sits above the line where the line falls towards the label's side, below
+            # where it rises, so the line never runs through the text.
             mx, my = (start[0] + end[0]) / 2, (start[1] + end[1]) / 2
-            if label_side == "right":
-                self.text(mx + 0.07, my, label, size=size, ha="left")
-            else:
-                self.text(mx - 0.07, my, label, size=size, ha="right")
+            dx, dy = end[0] - start[0], end[1] - start[1]
+            side = 1 if label_side == "right" else -1
+            rise = side * dy / dx if abs(dx) > 1e-9 else 0.0  # how the line goes on the label's side
+            va, y = ("bottom", my + 0.02) if rise < 0 else ("top", my - 0.02) if rise > 0 else ("center", my)
+            self.text(mx + side * 0.07, y, label, size=size, ha="left" if side > 0 else "right", va=va)
 
     def line(self, points, **kw):
         xs, ys = zip(*points)
