@@ -16,13 +16,13 @@ Mobile is run MOBILE_RUNS times a page (three; BENCH_MOBILE_RUNS sets it) and th
 median performance score is the one reported, every run's score beside it (Lighthouse's own
 advice on its variability, docs/variability.md: run it several times, take the median; its
 computeMedianRun picks by first paint and time to interactive instead, the score is what the
-targets are about). Needed here: in about one mobile run in four on a long page, this headless
-Chromium shows its first frame about a second after the renderer painted it (observed first
+targets are about). Needed here: in 39 of 75 mobile runs on 2026-12-02, on short pages and long,
+this headless Chromium showed its first frame about a second after the renderer painted it (observed first
 contentful paint 1.2-2.2 s, the renderer's first paint at 0.2-0.4 s and its main thread idle
 in between; a 30,000 px empty block under a short page does it too), and Lighthouse's
 simulated slow phone then counts every request and task before that late frame: speed index
-and largest contentful paint about 1 s later, performance 0.93-0.96 where the page's other
-runs score 0.96-1.00 (2026-12-02, idle machine). It is a known fault of headless Chromium,
+and largest contentful paint about 1 s later: a long page loses 0.02-0.05 of performance by it,
+a short one next to nothing (2026-12-02, idle machine). It is a known fault of headless Chromium,
 open upstream as GoogleChrome/lighthouse issue 17148 (viz withholds the page's BeginFrames
 for up to a second, "ThrottleUnresponsiveClient"; it reproduces on PageSpeed Insights too), not
 something a reader's phone does. Each run's observed first paint is kept in the results, so such
