@@ -78,11 +78,12 @@ TO_TTF = """const fs = require("fs"), path = require("path"), { convert } = requ
   fs.writeFileSync(out, await convert(fs.readFileSync(src), "sfnt")); })();"""
 
 
-def test_katex_fonts_are_cut_to_the_formulas_and_swap(html_dir, toc_files, tmp_path):
+def test_katex_fonts_are_cut_to_the_formulas_and_never_swap(html_dir, toc_files, tmp_path):
     """book/_ext/first_paint.py cuts KaTeX's fonts to the characters of the site's pages:
     every character a formula shows (a page's .katex-html text) that KaTeX's own font holds
     is still in the site's copy of that font, and the copies are at least 20% smaller; every KaTeX
-    @font-face of the bundle says font-display: swap (a formula readable before its font).
+    @font-face of the bundle says font-display: optional (a formula readable before its font,
+    and no re-wrapped paragraph when a late font would have swapped in).
     The woff2 files are read through npm's fontverter (subset-font's converter, in
     node_modules) as TrueType, whose cmap fontTools reads."""
     import json
@@ -116,7 +117,7 @@ def test_katex_fonts_are_cut_to_the_formulas_and_swap(html_dir, toc_files, tmp_p
     after = sum((KATEX_CSS.parent / "fonts" / f.name).stat().st_size for f in originals)
     assert after < 0.8 * before, f"KaTeX's fonts not cut: {after:,} of {before:,} bytes"
     faces = re.findall(r"@font-face\{[^}]*KaTeX_[^}]*\}", _bundle(toc_files[0]))
-    assert faces and all("font-display:swap" in face for face in faces), faces[:2]
+    assert faces and all("font-display:optional" in face for face in faces), faces[:2]
 
 
 def test_one_stylesheet_and_no_blocking_script(html_dir, toc_files):
