@@ -35,6 +35,13 @@ HEAD_ALPHA = {"light": 0.45, "dark": 0.7}
 SEQ_LEN = len(example.tokens())  # T = 6
 
 
+def projection(name: str) -> str:
+    """``$W^{\\mathbf{Q}}$``: a projection matrix as the diagrams write it. Its letter is a
+    superscript, drawn at 70% of an already small label: in a regular face, Q's short tail
+    vanished and W^Q read as W^O on a phone-width page; the bold letter keeps it."""
+    return f"$W^{{\\mathbf{{{name}}}}}$"
+
+
 def shape_label(shape) -> str:
     """``(6, 16)``: how a shape is written on a diagram."""
     return "(" + ", ".join(str(int(n)) for n in shape) + ")"
@@ -194,7 +201,7 @@ def self_attention(seq_len: int = SEQ_LEN, d_model: int = example.D_MODEL,
         top2 = y2 + seq_len * cell / 2 + 0.3
         for xx, name, wname in ((xq, "Q", "Q"), (xk, "K", "K"), (xv, "V", "V")):
             c.arrow((WIDTH / 2 + (xx - WIDTH / 2) * 0.25, y - seq_len * cell / 2), (xx, top2),
-                    f"× $W^{wname}$ {shape_label(shapes['W_Q'])}" if name == "Q" else f"× $W^{wname}$",
+                    f"× {projection(wname)} {shape_label(shapes['W_Q'])}" if name == "Q" else f"× {projection(wname)}",
                     label_side="left" if name == "Q" else "right")
             c.matrix(xx, y2, seq_len, d_k, cell, name, shapes[name])
         # scores
@@ -262,7 +269,7 @@ def multi_head(seq_len: int = SEQ_LEN, d_model: int = example.D_MODEL, num_heads
         xs = (0.85, 2.6, 4.35)
         for xx, name in zip(xs, "QKV"):
             c.arrow((WIDTH / 2 + (xx - WIDTH / 2) * 0.3, y - block_h / 2), (xx, y2 + block_h / 2 + 0.28),
-                    f"× $W^{name}$ {shape_label(shapes['W_Q'])}" if name == "Q" else f"× $W^{name}$",
+                    f"× {projection(name)} {shape_label(shapes['W_Q'])}" if name == "Q" else f"× {projection(name)}",
                     label_side="left" if name == "Q" else "right")
             c.matrix(xx, y2, seq_len, d_model, cell, name, shapes["Q"], bands=colours)
         # split into heads: H blocks of (T, d_k) per projection
@@ -293,7 +300,7 @@ def multi_head(seq_len: int = SEQ_LEN, d_model: int = example.D_MODEL, num_heads
         # output projection
         y6 = y5 - step
         c.arrow((WIDTH / 2, y5 - block_h / 2), (WIDTH / 2, y6 + block_h / 2 + 0.28),
-                f"× $W^O$ {shape_label(shapes['W_O'])}")
+                f"× {projection('O')} {shape_label(shapes['W_O'])}")
         c.matrix(WIDTH / 2, y6, seq_len, d_model, cell, "output", shapes["output"])
 
     return _diagram(height, draw, shapes, ALT["multi_head"], h=h, d_k=d_k, t=seq_len, head=_by(shapes['heads'][1:]))
