@@ -29,8 +29,8 @@ recorded, so each page is loaded only once for all of them. Per page:
   violation of WCAG 2.1 A/AA, at both widths and, at the phone width, in dark mode too,
   with the quiz answers and solutions open (so their content is checked too);
 * one visible search control at each width (no second header bar over the sidebar);
-* quiz answers and exercise solutions are hidden until their title is clicked, then
-  visible;
+* quiz answers and exercise solutions are hidden until their title is clicked (not laid
+  out at all: no box, not even an invisible one), then visible;
 * executable pages have Binder and Colab launch buttons opening the page's ``.ipynb`` in
   the repository and branch of _config.yml; every page has the "Download the book" menu
   whose two links (student and instructor PDF) resolve to PDFs on the served site.
@@ -380,6 +380,12 @@ def check_hidden_until_clicked(tab: Tab, doc: str) -> list[str]:
         if body.is_visible():
             problems.append(f"box {i} is visible before it is clicked")
             continue
+        # closed means display: none, not invisible boxes of zero height that the browser
+        # still lays out (custom.css: 75-100 ms on the exercises page)
+        boxed = box.evaluate("b => [...b.children].filter(c => !c.classList.contains('admonition-title')"
+                             " && c.getClientRects().length > 0).length")
+        if boxed:
+            problems.append(f"box {i}: {boxed} of its closed parts are laid out (not display: none)")
         box.locator(".admonition-title").first.click()
         try:
             body.wait_for(state="visible", timeout=5000)
