@@ -38,8 +38,9 @@ recorded, so each page is loaded only once for all of them. Per page:
 Layout shift: every page is opened again, in a fresh browser context (nothing cached), at
 each width, and the cumulative layout shift of its first 1.5 s after ``load`` (Chromium's
 ``layout-shift`` entries, as Lighthouse sums them) must stay below 0.01: a layout
-measurement, not a timing. The same holds at 390 px with Chromium's CPU slowed down four
-times (what comes late on a slow phone or a busy machine).
+measurement, not a timing. The same holds at 390 px with Chromium's CPU slowed down
+CPU_SLOWDOWN (6) times, above Lighthouse's 4x mobile profile (what comes late on a slow phone
+or a busy machine).
 
 Across the site: the search page finds "positional encoding" and its result leads to the
 page that teaches it; screenshots of the heatmap page at both widths (and dark mode at
