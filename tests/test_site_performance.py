@@ -10,6 +10,7 @@ a meta description on every page.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
@@ -51,9 +52,9 @@ def test_no_page_loads_a_math_script(html_dir, toc_files):
 
 
 def _stylesheets(doc: str) -> list[str]:
-    """The stylesheets of the page's <head>, which every paint waits for (an explorable's
-    own, linked beside it in the body, holds back only what follows it)."""
-    return [link["href"] for link in soup(doc).select('head link[rel="stylesheet"]')]
+    """Every stylesheet the page links, in <head> or in its body (where one holds back the
+    parsing of all that follows it)."""
+    return [link["href"] for link in soup(doc).select('link[rel="stylesheet"]')]
 
 
 def _bundle(doc: str) -> str:
@@ -122,13 +123,26 @@ def test_katex_fonts_are_cut_to_the_formulas_and_never_swap(html_dir, toc_files,
 
 def test_one_stylesheet_and_no_blocking_script(html_dir, toc_files):
     """book/_ext/first_paint.py: every page links one stylesheet, the bundle of all the
-    theme's and extensions' ones, and no script in <head> blocks the first paint (each
-    script file is deferred or async); every url() of the bundle names a file of the site."""
+    theme's and extensions' ones and of its interactive boxes' (whose outputs link them in the
+    body), and no script in <head> blocks the first paint (each script file is deferred or
+    async); every url() of the bundle names a file of the site."""
     checked = set()
+    boxes = {".tl-explorable": "explorables.css", ".tl-box": "box.css", ".charlm": "charlm.css",
+             ".headview": "headview.css", ".minilm": "minilm.css"}  # book/_site_extra/interactive/
+    interactive = Path(__file__).resolve().parents[1] / "book" / "_site_extra" / "interactive"
+    seen_boxes = set()
     for doc in toc_files:
         links = _stylesheets(doc)
         assert len(links) == 1 and "/bundle-" in links[0], f"{doc}: stylesheets {links}"
-        head = soup(doc).select_one("head")
+        page = soup(doc)
+        css_text = _bundle(doc).replace('"', "")
+        for box, sheet in boxes.items():
+            if page.select_one(f"div{box}"):
+                seen_boxes.add(box)
+                # the sheet's first class selector, as Lightning CSS writes it
+                first = re.search(r"^([.a-z][^{,]*?)\s*[{,]", (interactive / sheet).read_text(), re.M).group(1)
+                assert " ".join(first.split()) in css_text, f"{doc}: {sheet}'s {first!r} not in its stylesheet"
+        head = page.select_one("head")
         blocking = [t["src"] for t in head.select("script[src]")
                     if not (t.has_attr("defer") or t.has_attr("async") or t.get("type") == "module")]
         assert not blocking, f"{doc}: scripts that block the first paint: {blocking}"
@@ -149,6 +163,7 @@ def test_one_stylesheet_and_no_blocking_script(html_dir, toc_files):
         local = [u for u in local if not (u.startswith("katex/fonts/") and not u.endswith(".woff2"))]
         missing = sorted(u for u in local if not (css_path.parent / u).is_file())
         assert local and not missing, f"{css_path.name}: url()s naming no file: {missing[:10]}"
+    assert seen_boxes == set(boxes), f"no page shows {sorted(set(boxes) - seen_boxes)}: is the test's list current?"
 
 
 def test_every_formula_is_rendered_with_mathml(html_dir, toc_files):
@@ -228,3 +243,39 @@ def test_first_paint_waits_for_the_article(html_dir, toc_files):
         elif marker[0].find_previous(class_="bd-header-article") is None:
             problems.append(f"{doc}: the marker comes before the header row")
     assert not problems, "\n".join(problems)
+
+
+def test_an_outputs_stylesheet_links_are_taken_out_exactly():
+    """book/_ext/first_paint.py finds an output's local stylesheet links with Python's HTML
+    parser, where they start in the text (over several lines too), and removes just them:
+    not a link in a script's text, not a remote or print-only stylesheet."""
+    from docutils import nodes
+    from first_paint import _body_stylesheets
+
+    class Builder:
+        format = "html"
+
+        @staticmethod
+        def get_target_uri(docname):
+            return docname + ".html"
+
+    class App:
+        builder = Builder()
+
+    text = ('<p>before</p>\n<link rel="stylesheet" href="../interactive/box.css">'
+            '<div class="tl-box">\n<script type="application/json">'
+            '{"x": "<link rel=\\"stylesheet\\" href=\\"a.css\\">"}'
+            '</script></div>\n  <link href="../interactive/charlm.css"\n rel="stylesheet"><link rel="stylesheet" '
+            'href="https://cdn.example/x.css"><link rel="stylesheet" media="print" href="p.css">'
+            '<link rel="stylesheet" href="../interactive/box.css">')
+    doctree = nodes.document(None, None)
+    doctree += nodes.raw("", text, format="html")
+    doctree += nodes.raw("", '<link rel="stylesheet" href="x.css">', format="latex")
+    _body_stylesheets(App(), doctree, "book/page")
+    assert doctree["first_paint_styles"] == ["interactive/box.css", "interactive/charlm.css"]
+    first, second = doctree.findall(nodes.raw)
+    assert first.astext() == ('<p>before</p>\n<div class="tl-box">\n<script type="application/json">'
+                              '{"x": "<link rel=\\"stylesheet\\" href=\\"a.css\\">"}</script></div>\n  '
+                              '<link rel="stylesheet" href="https://cdn.example/x.css">'
+                              '<link rel="stylesheet" media="print" href="p.css">')
+    assert second.astext() == '<link rel="stylesheet" href="x.css">'  # not HTML: left alone

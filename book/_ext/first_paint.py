@@ -7,12 +7,17 @@ at ``html-page-context`` through the page's ``css_files``, ``script_files`` and 
 (which book/_templates/layout.html links):
 
 * **One stylesheet**: the page's local stylesheets for every medium (the two the theme's
-  template links first, then ``css_files``) in one file, ``_static/bundle-<hash>.css``, written
+  template links first, then ``css_files``, then those a cell's output links in the page's body:
+  the interactive boxes, transformer_lessons.site and .web_export) in one file,
+  ``_static/bundle-<hash>.css``, written
   at ``build-finished`` (myst-nb and sphinx-exercise copy their CSS only then) by
   first_paint_css.mjs, whose header says how: joined and minified, cleared of unused rules, the
   icon and KaTeX fonts cut to what is left. The hash is of the list and of the files already
   copied when the first page is written (myst-nb's name is its content's hash), so a browser
-  keeps no stale copy.
+  keeps no stale copy. An output's ``<link rel="stylesheet">`` is taken out of its HTML at
+  ``doctree-resolved`` (Python's HTML parser finds the tag and where it starts): in the body it
+  held back the parsing of everything below it until it had arrived, one more round trip on a
+  slow phone. The outputs themselves keep their links (a notebook shows them as they are).
 * **No blocking script**: every script file gets ``defer`` (run in order after parsing, before
   ``DOMContentLoaded``, where they do their work anyway); documentation_options.js, which the
   theme's inline code extends, is written into the page. What the scripts change must not move
@@ -21,10 +26,13 @@ at ``html-page-context`` through the page's ``css_files``, ``script_files`` and 
 """
 
 import hashlib
+import posixpath
 import shutil
 import subprocess
+from html.parser import HTMLParser
 from pathlib import Path
 
+from docutils import nodes
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
 
@@ -47,6 +55,72 @@ def _bundled(css) -> bool:
             and attrs.get("media", "all") in ("all", "screen") and not attrs.get("title"))
 
 
+class _Links(HTMLParser):
+    """The local ``<link rel="stylesheet">`` tags of an HTML fragment: (href, start, text)."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.found: list[tuple[str, int, str]] = []
+        self._line_starts = [0]  # getpos() counts lines by "\n" alone
+        for line in text.split("\n"):
+            self._line_starts.append(self._line_starts[-1] + len(line) + 1)
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        href = a.get("href") or ""
+        local = href and "://" not in href and not href.startswith(("/", "data:", "#"))
+        if tag == "link" and (a.get("rel") or "").lower() == "stylesheet" and local \
+                and a.get("media", "all") in ("all", "screen") and not a.get("title"):
+            line, offset = self.getpos()
+            self.found.append((href, self._line_starts[line - 1] + offset, self.get_starttag_text()))
+
+
+def _body_stylesheets(app, doctree, docname) -> None:
+    """Take each output's local stylesheet links out of the page's raw HTML; the files, as
+    paths in the output folder, go to ``doctree["first_paint_styles"]`` (in page order) for
+    :func:`_page_context` to bundle."""
+    if app.builder.format != "html":
+        return
+    here = posixpath.dirname(app.builder.get_target_uri(docname))
+    styles: list[str] = []
+    for raw in list(doctree.findall(nodes.raw)):
+        if "html" not in raw.get("format", "").split():
+            continue
+        text = raw.astext()
+        links = _Links(text).found
+        if not links:
+            continue
+        for href, start, tag in reversed(links):
+            if text[start:start + len(tag)] != tag:
+                raise ExtensionError(f"first_paint: {docname}: could not locate {tag!r} in an output's HTML")
+            text = text[:start] + text[start + len(tag):]
+        for href, _, _ in links:
+            path = posixpath.normpath(posixpath.join(here, href.split("?")[0].split("#")[0]))
+            if path.startswith("../"):
+                raise ExtensionError(f"first_paint: {docname}: {href} is outside the site")
+            if path not in styles:
+                styles.append(path)
+        raw.children = []
+        raw.append(nodes.Text(text))
+    if styles:
+        doctree["first_paint_styles"] = styles
+
+
+def _source(app, path: str) -> Path:
+    """Where a file of the output folder is now: there, or (not copied yet: html_extra_path
+    is copied after the pages are written) in html_extra_path."""
+    out = Path(app.outdir) / path
+    if out.is_file():
+        return out
+    for extra in app.config.html_extra_path:
+        candidate = Path(app.confdir) / extra / path
+        if candidate.is_file():
+            return candidate
+    return out
+
+
 def _node(*args: str) -> str:
     node = shutil.which("node")
     if node is None:
@@ -62,11 +136,12 @@ def _page_context(app, pagename, templatename, context, doctree) -> None:
         return
     css_files = list(context.get("css_files", []))
     files = THEME_CSS + [str(css.filename).split("?")[0] for css in css_files if _bundled(css)]
+    files += [f for f in (doctree.get("first_paint_styles", []) if doctree is not None else []) if f not in files]
     key = "\n".join(files)
     if key not in _BUNDLES:
         digest = hashlib.sha256()
         for f in files:
-            path = Path(app.outdir) / f
+            path = _source(app, f)
             digest.update(f.encode() + b"\0" + (path.read_bytes() if path.is_file() else b""))
         _BUNDLES[key] = f"_static/bundle-{digest.hexdigest()[:12]}.css"
     context["css_bundle"] = _BUNDLES[key]
@@ -115,6 +190,7 @@ def _finish(app, exception) -> None:
 
 def setup(app):
     app.connect("builder-inited", lambda app: _BUNDLES.clear())  # the CSS may have changed since an earlier build
+    app.connect("doctree-resolved", _body_stylesheets)
     # after the themes and extensions, which add their files in this event too
     app.connect("html-page-context", _page_context, priority=900)
     app.connect("build-finished", _finish, priority=900)  # after myst-nb and sphinx-exercise copy their CSS
