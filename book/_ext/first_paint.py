@@ -48,11 +48,16 @@ SCRIPT = Path(__file__).with_name("first_paint_css.mjs")
 _BUNDLES: dict[str, str] = {}  # this build's bundles, by the list of files they join
 
 
-def _bundled(css) -> bool:
+def _local_sheet(href: str, attrs: dict) -> bool:
     """A local stylesheet for every medium: what goes into the bundle."""
-    filename, attrs = css.filename, css.attributes
-    return ("://" not in filename and not filename.startswith("//") and attrs.get("rel", "stylesheet") == "stylesheet"
-            and attrs.get("media", "all") in ("all", "screen") and not attrs.get("title"))
+    return (bool(href) and "://" not in href and not href.startswith(("/", "data:", "#"))
+            and (attrs.get("rel") or "").lower() == "stylesheet"
+            and (attrs.get("media") or "all") in ("all", "screen") and not attrs.get("title"))
+
+
+def _bundled(css) -> bool:
+    """A stylesheet of Sphinx's ``css_files`` (rel defaults to stylesheet) that is bundled."""
+    return _local_sheet(str(css.filename), {"rel": "stylesheet", **css.attributes})
 
 
 class _Links(HTMLParser):
@@ -69,12 +74,9 @@ class _Links(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
-        href = a.get("href") or ""
-        local = href and "://" not in href and not href.startswith(("/", "data:", "#"))
-        if tag == "link" and (a.get("rel") or "").lower() == "stylesheet" and local \
-                and a.get("media", "all") in ("all", "screen") and not a.get("title"):
+        if tag == "link" and _local_sheet(a.get("href") or "", a):
             line, offset = self.getpos()
-            self.found.append((href, self._line_starts[line - 1] + offset, self.get_starttag_text()))
+            self.found.append((a["href"], self._line_starts[line - 1] + offset, self.get_starttag_text()))
 
 
 def _body_stylesheets(app, doctree, docname) -> None:
