@@ -245,14 +245,14 @@ def test_first_paint_waits_for_the_article(html_dir, toc_files):
     assert not problems, "\n".join(problems)
 
 
-def test_no_image_of_a_page_body_is_fetched_before_the_first_paint(html_dir, toc_files):
+def test_every_image_of_a_page_body_is_lazy(html_dir, toc_files):
     """book/_ext/performance.py: every image of the article that the browser would fetch is
     loading="lazy" (real_model's three cell-output figures were eager, 62 KiB requested before
     the first paint on a phone). An inline data: image costs no request and may stay as it is."""
     eager = [f"{doc}: {img.get('src', '')[:60]}" for doc in toc_files
              for img in soup(doc).select("article.bd-article img")
              if not img.get("src", "").startswith("data:") and img.get("loading") != "lazy"]
-    assert not eager, "images fetched before the first paint:\n" + "\n".join(eager)
+    assert not eager, "eager images, fetched by the parser before the first paint:\n" + "\n".join(eager)
 
 
 def test_an_outputs_stylesheet_links_are_taken_out_exactly():
