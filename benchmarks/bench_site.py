@@ -22,10 +22,11 @@ contentful paint 1.2-2.2 s, the renderer's first paint at 0.2-0.4 s and its main
 in between; a 30,000 px empty block under a short page does it too), and Lighthouse's
 simulated slow phone then counts every request and task before that late frame: speed index
 and largest contentful paint about 1 s later: a long page loses 0.02-0.05 of performance by it,
-a short one next to nothing (2026-12-02, idle machine). It is a known fault of headless Chromium,
+a short one next to nothing (2026-12-02, idle machine). It is a known fault of Chromium in the lab,
 open upstream as GoogleChrome/lighthouse issue 17148 (viz withholds the page's BeginFrames
 for up to a second, "ThrottleUnresponsiveClient"; it reproduces on PageSpeed Insights too), not
-something a reader's phone does. Each run's observed first paint is kept in the results, so such
+of the page. Chromium with a window on a virtual display (Xvfb) does it too (2026-12-03), so
+headless stays. Each run's observed first paint is kept in the results, so such
 a run can be told. Desktop runs once.
 
 Targets (issue 15), on every page: performance >= 0.95 mobile and 1.00 desktop;
