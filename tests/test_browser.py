@@ -113,6 +113,14 @@ def axe_path() -> Path:
 # --- what one page visit records ------------------------------------------------------
 
 
+# custom.css lays out and paints a section of a long page only when it comes near the screen
+# (content-visibility: auto); until then its content has no size and paints nothing. A check
+# that measures or audits the whole page lays it out whole first, as long_pages.js does for a
+# reloaded page (class long-pages-whole), and waits two frames (the boxes that scroll measured).
+LAY_OUT_WHOLE_JS = """() => { document.documentElement.classList.add('long-pages-whole');
+  return new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))); }"""
+
+
 class Tab:
     """One browser tab, reused for every page; records requests, failures and errors."""
 
@@ -342,6 +350,7 @@ PHONE_JS = """() => {
 
 
 def check_phone(tab: Tab, counters: dict) -> list[str]:
+    tab.page.evaluate(LAY_OUT_WHOLE_JS)  # what a skipped section holds has no width to measure
     result = tab.page.evaluate(PHONE_JS)
     counters["scrolling_boxes"] += result["scrolling"]
     return result["problems"]
@@ -353,18 +362,15 @@ def run_axe(tab: Tab, axe_path: Path, width: str) -> list[str]:
     if not page.evaluate("() => typeof window.axe !== 'undefined'"):
         page.add_script_tag(path=str(axe_path))
     # axe finds an element's background with elementsFromPoint, which sees nothing painted in
-    # a section the browser skips (content-visibility, custom.css): it took a link's colour
-    # for the background of text below it. The audit sees the page laid out whole, as a
-    # reloaded page is (long_pages.js), and the boxes that scroll measured (two frames).
-    page.evaluate("() => document.documentElement.classList.add('long-pages-whole')")
-    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    # a section the browser skips: it took a link's colour for the background of text below it.
+    # The page stays whole for the checks after this one.
+    page.evaluate(LAY_OUT_WHOLE_JS)
     violations = page.evaluate(
         "async (tags) => (await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']}))"
         ".violations.map(v => ({id: v.id, impact: v.impact, help: v.help,"
         " nodes: v.nodes.slice(0, 3).map(n => n.target.join(' ') + ': ' + (n.failureSummary || '').split('\\n').slice(1, 2).join('').trim())}))",
         AXE_TAGS,
     )
-    page.evaluate("() => document.documentElement.classList.remove('long-pages-whole')")
     return [
         f"[{width}] {v['impact']} {v['id']} ({v['help']}): {v['nodes']}"
         for v in violations

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pytest
 from book_files import html_page
-from test_browser import DESKTOP, PHONE, Tab, _has_math, browser  # noqa: F401 (browser is a fixture)
+from test_browser import DESKTOP, LAY_OUT_WHOLE_JS, PHONE, Tab, _has_math, browser  # noqa: F401 (browser is a fixture)
 
 from transformer_lessons import plots
 
@@ -56,6 +56,9 @@ def equation_problems(equations: list[dict]) -> list[str]:
     problems = []
     for eq in equations:
         f, n, box = eq["formula"], eq["number"], eq["box"]
+        if f is None:
+            problems.append(f"{eq['id']}: no part of the formula has a size (not laid out?)")
+            continue
         if eq["scroll"] > 1:
             problems.append(f"{eq['id']}: {eq['scroll']:.0f} px wider than its box (must be scrolled to read)")
         if f and (f["left"] < box["left"] - 1 or f["right"] > box["right"] + 1):
@@ -77,11 +80,22 @@ def test_equation_check_can_fail():
     below = {**wide, "scroll": 0, "formula": {"left": 0, "right": 100, "top": 0, "bottom": 20},
              "number": {"left": 90, "right": 100, "top": 22, "bottom": 34, "text": "(1)"}}
     assert equation_problems([below]) == []
+    assert equation_problems([{**fits, "formula": None}])  # nothing drawn is not a pass
+
+
+class WholeTab(Tab):
+    """A tab that lays each page out whole once it is open: these checks measure every
+    equation, figure and caption of a page, and the sections not yet near the screen are not
+    laid out (custom.css): their content would measure 0 px."""
+
+    def open(self, url: str, viewport=DESKTOP) -> None:
+        super().open(url, viewport)
+        self.page.evaluate(LAY_OUT_WHOLE_JS)
 
 
 @pytest.fixture(scope="module")
 def tab(browser):  # noqa: F811
-    t = Tab(browser)
+    t = WholeTab(browser)
     yield t
     t.close()
 
@@ -92,6 +106,9 @@ def test_display_equations_are_whole_at_phone_width(site, tab, toc_files):
     assert pages, "no page with math"
     for doc in pages:
         tab.open(f"{site}/{doc}.html", viewport=PHONE)
+        # the formulas of the quiz answers and solutions too
+        tab.page.evaluate("() => document.querySelectorAll('article .admonition.dropdown > .admonition-title')"
+                          ".forEach(t => t.click())")
         problems += [f"{doc}: {p}" for p in equation_problems(tab.page.evaluate(EQUATIONS_JS))]
     assert not problems, "\n".join(problems)
 
