@@ -4,9 +4,8 @@ A font that only the stylesheet names is fetched when the first layout meets tex
 it, after the page has been laid out and painted in a fallback font; when it arrives the
 page is laid out again (the whole of a long page: total blocking time on a slow phone) and
 painted again (speed index). So each page of _toc.yml is opened in a fresh browser context
-(nothing cached) at the phone width, laid out whole (its sections further down are laid out
-only as they come near the screen, custom.css), its quiz answers and solutions opened (the
-formulas inside them count), and, once ``document.fonts.ready`` says every font in use has loaded,
+(nothing cached) at the phone width, its quiz answers and solutions opened (the formulas
+inside them count), and, once ``document.fonts.ready`` says every font in use has loaded,
 the faces Chromium loaded (``document.fonts``, status "loaded") are compared with the
 page's ``<link rel="preload" as="font">`` files, both ways: a face drawn but not preloaded
 arrived late; a preload not drawn is bytes for nothing. The face's file is named from its
@@ -20,7 +19,7 @@ from __future__ import annotations
 
 import pytest
 from performance import katex_faces
-from test_browser import LAY_OUT_WHOLE_JS, PHONE, browser  # noqa: F401 (browser is a fixture)
+from test_browser import PHONE, browser  # noqa: F401 (browser is a fixture)
 
 FACES_JS = """async () => {
   document.querySelectorAll('article .admonition.dropdown > .admonition-title').forEach(t => t.click());
@@ -92,7 +91,6 @@ def test_every_font_a_page_draws_is_preloaded(site, browser, toc_files):  # noqa
             page = context.new_page()
             page.set_default_timeout(60000)
             page.goto(f"{site}/{doc}.html", wait_until="load")
-            page.evaluate(LAY_OUT_WHOLE_JS)  # what the reader meets further down counts too
             faces = page.evaluate(FACES_JS)
         finally:
             context.close()

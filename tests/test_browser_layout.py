@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pytest
 from book_files import html_page
-from test_browser import DESKTOP, LAY_OUT_WHOLE_JS, PHONE, Tab, _has_math, browser  # noqa: F401 (browser is a fixture)
+from test_browser import DESKTOP, PHONE, Tab, _has_math, browser  # noqa: F401 (browser is a fixture)
 
 from transformer_lessons import plots
 
@@ -83,19 +83,9 @@ def test_equation_check_can_fail():
     assert equation_problems([{**fits, "formula": None}])  # nothing drawn is not a pass
 
 
-class WholeTab(Tab):
-    """A tab that lays each page out whole once it is open: these checks measure every
-    equation, figure and caption of a page, and the sections not yet near the screen are not
-    laid out (custom.css): their content would measure 0 px."""
-
-    def open(self, url: str, viewport=DESKTOP) -> None:
-        super().open(url, viewport)
-        self.page.evaluate(LAY_OUT_WHOLE_JS)
-
-
 @pytest.fixture(scope="module")
 def tab(browser):  # noqa: F811
-    t = WholeTab(browser)
+    t = Tab(browser)
     yield t
     t.close()
 

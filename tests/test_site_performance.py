@@ -290,34 +290,3 @@ def test_an_outputs_stylesheet_links_are_taken_out_exactly():
                               '<link rel="stylesheet" href="https://cdn.example/x.css">'
                               '<link rel="stylesheet" media="print" href="p.css">')
     assert second.astext() == '<link rel="stylesheet" href="x.css">'  # not HTML: left alone
-
-
-def test_the_themes_load_time_tab_stops_are_off(html_dir):
-    """book/_ext/performance.py blanks the statement of the built pydata-sphinx-theme.js that
-    started its tab-stop routine at load (which laid out every skipped section of a long page);
-    the routine itself is still there, and book/_static/long_pages.js, which does the job
-    lazily, is linked by every page, deferred."""
-    from performance import TAB_STOPS, TAB_STOPS_START, THEME_JS
-
-    script = (HTML / THEME_JS).read_text()
-    assert script.count(TAB_STOPS) == 1 and TAB_STOPS_START not in script
-    tags = soup("book/foundations").select('head script[src*="long_pages.js"]')
-    assert len(tags) == 1 and tags[0].has_attr("defer"), tags
-
-
-def test_the_tab_stop_switch_knows_the_theme_it_edits():
-    """performance.theme_tab_stops_off blanks exactly the starting statement, keeps the length
-    (the theme's source map still fits), leaves a blanked script as it is, and stops the build
-    with a clear error for a script that is not the one it knows."""
-    from performance import TAB_STOPS, TAB_STOPS_START, theme_tab_stops_off
-
-    script = f"a();{TAB_STOPS}x()}};{TAB_STOPS_START},b();"
-    off = theme_tab_stops_off(script)
-    assert len(off) == len(script) and TAB_STOPS_START not in off and TAB_STOPS in off
-    assert off.replace(" ", "") == f"a();{TAB_STOPS}x()}};0,b();".replace(" ", "")
-    assert theme_tab_stops_off(off) == off
-    for unknown in (f"a();{TAB_STOPS_START}",  # the routine renamed or changed
-                    f"{TAB_STOPS}x()}};b();",  # started some other way
-                    f"{TAB_STOPS}{TAB_STOPS_START};{TAB_STOPS_START}"):  # started twice
-        with pytest.raises(ValueError, match="pydata-sphinx-theme"):
-            theme_tab_stops_off(unknown)

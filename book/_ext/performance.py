@@ -26,14 +26,6 @@ checked by tests/test_browser.py (the rest is configuration: KaTeX at build time
   KaTeX upgrade), read from the page's HTML with Python's HTML parser.
   tests/test_browser_fonts.py checks in Chromium that a page fetches every preload and no
   font it did not preload.
-* pydata-sphinx-theme's tab stops for boxes that scroll (its addTabStopsToScrollableElements)
-  are not started: at ``build-finished`` the one statement of the built
-  _static/scripts/pydata-sphinx-theme.js that starts them, at load, is blanked (spaces of the
-  same length, so its source map still fits). The routine measured every code block and output
-  of the page at load, on each resize and on each change; on a page whose sections the browser
-  lays out only near the screen (custom.css, content-visibility) that made it lay out all of
-  them. book/_static/long_pages.js does the same job lazily. The build stops with an error if
-  the theme's file no longer holds that statement and the routine (check after a theme upgrade).
 """
 
 import html
@@ -177,38 +169,6 @@ def _palette_figures(app, exception) -> None:
             tmp.unlink()
 
 
-THEME_JS = "_static/scripts/pydata-sphinx-theme.js"
-# pydata-sphinx-theme 0.17.1's built script: the tab-stop routine (minified as I), and the
-# statement that starts it at load
-TAB_STOPS = 'function I(){const e=()=>{document.querySelectorAll(["pre",".nboutput > .output_area",'
-TAB_STOPS_START = '"complete"===document.readyState?I():window.addEventListener("load",I)'
-
-
-def theme_tab_stops_off(script: str) -> str:
-    """The theme's built script with the statement that starts its tab stops blanked; a
-    script blanked before is returned as it is. ValueError if the script is not the one known."""
-    blank = "0" + " " * (len(TAB_STOPS_START) - 1)
-    if script.count(TAB_STOPS) != 1 or script.count(TAB_STOPS_START) + script.count(blank) != 1:
-        raise ValueError(f"{THEME_JS}: not pydata-sphinx-theme 0.17.1's tab-stop routine and its start "
-                         "(book/_ext/performance.py, long_pages.js: check after a theme upgrade)")
-    return script.replace(TAB_STOPS_START, blank)
-
-
-def _theme_tab_stops(app, exception) -> None:
-    if exception is not None or app.builder.format != "html":
-        return
-    path = Path(app.outdir) / THEME_JS
-    script = path.read_text(encoding="utf-8")
-    try:
-        changed = theme_tab_stops_off(script)
-    except ValueError as e:
-        from sphinx.errors import ExtensionError
-
-        raise ExtensionError(str(e)) from None
-    if changed != script:
-        path.write_text(changed, encoding="utf-8")
-
-
 def _lazy_images(app, doctree, docname) -> None:
     for image in doctree.findall(nodes.image):  # the LaTeX writer ignores the attribute
         image["loading"] = "lazy"
@@ -219,5 +179,4 @@ def setup(app):
     app.connect("html-page-context", _font_preloads)
     app.connect("doctree-resolved", _lazy_images)
     app.connect("build-finished", _palette_figures)
-    app.connect("build-finished", _theme_tab_stops)
     return {"version": "2.0", "parallel_read_safe": True, "parallel_write_safe": True}
