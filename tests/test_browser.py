@@ -113,6 +113,12 @@ def axe_path() -> Path:
 # --- what one page visit records ------------------------------------------------------
 
 
+# Opens every quiz answer and solution of the article (sphinx-togglebutton's dropdowns), so
+# that what they hold is drawn and measured too
+OPEN_ANSWERS_JS = ("() => document.querySelectorAll('article .admonition.dropdown > .admonition-title')"
+                   ".forEach(t => t.click())")
+
+
 class Tab:
     """One browser tab, reused for every page; records requests, failures and errors."""
 

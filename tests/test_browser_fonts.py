@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import pytest
 from performance import katex_faces
-from test_browser import PHONE, browser  # noqa: F401 (browser is a fixture)
+from test_browser import OPEN_ANSWERS_JS, PHONE, browser  # noqa: F401 (browser is a fixture)
 
 FACES_JS = """async () => {
-  document.querySelectorAll('article .admonition.dropdown > .admonition-title').forEach(t => t.click());
   await document.fonts.ready;
   await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
   await document.fonts.ready;
@@ -91,6 +90,7 @@ def test_every_font_a_page_draws_is_preloaded(site, browser, toc_files):  # noqa
             page = context.new_page()
             page.set_default_timeout(60000)
             page.goto(f"{site}/{doc}.html", wait_until="load")
+            page.evaluate(OPEN_ANSWERS_JS)
             faces = page.evaluate(FACES_JS)
         finally:
             context.close()

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pytest
 from book_files import html_page
-from test_browser import DESKTOP, PHONE, Tab, _has_math, browser  # noqa: F401 (browser is a fixture)
+from test_browser import DESKTOP, OPEN_ANSWERS_JS, PHONE, Tab, _has_math, browser  # noqa: F401 (browser is a fixture)
 
 from transformer_lessons import plots
 
@@ -61,10 +61,10 @@ def equation_problems(equations: list[dict]) -> list[str]:
             continue
         if eq["scroll"] > 1:
             problems.append(f"{eq['id']}: {eq['scroll']:.0f} px wider than its box (must be scrolled to read)")
-        if f and (f["left"] < box["left"] - 1 or f["right"] > box["right"] + 1):
+        if (f["left"] < box["left"] - 1 or f["right"] > box["right"] + 1):
             problems.append(f"{eq['id']}: formula {f['left']:.0f}-{f['right']:.0f} px outside its box "
                             f"{box['left']:.0f}-{box['right']:.0f} px")
-        if f and n and n["right"] > f["left"] and n["left"] < f["right"] and n["bottom"] > f["top"] \
+        if n and n["right"] > f["left"] and n["left"] < f["right"] and n["bottom"] > f["top"] \
                 and n["top"] < f["bottom"]:
             problems.append(f"{eq['id']}: the formula runs under its number {n['text']}")
     return problems
@@ -96,9 +96,7 @@ def test_display_equations_are_whole_at_phone_width(site, tab, toc_files):
     assert pages, "no page with math"
     for doc in pages:
         tab.open(f"{site}/{doc}.html", viewport=PHONE)
-        # the formulas of the quiz answers and solutions too
-        tab.page.evaluate("() => document.querySelectorAll('article .admonition.dropdown > .admonition-title')"
-                          ".forEach(t => t.click())")
+        tab.page.evaluate(OPEN_ANSWERS_JS)  # the formulas of the answers and solutions too
         problems += [f"{doc}: {p}" for p in equation_problems(tab.page.evaluate(EQUATIONS_JS))]
     assert not problems, "\n".join(problems)
 
