@@ -84,3 +84,62 @@ def test_an_empty_submission_still_gets_results(bundle, tmp_path):
     doc = _run(bundle, tmp_path)
     _valid(doc)
     assert doc["score"] == 0 and "No .ipynb or .py file" in doc["output"]
+
+
+FORGER = '''
+import json, os, signal
+
+RESULTS = {results!r}
+
+def self_attention(Q, K, V):
+    try:  # full marks, then the harness killed: the forged score would stand
+        with open(RESULTS, "w") as f:
+            json.dump({{"score": 999, "tests": []}}, f)
+    except OSError:
+        pass
+    os.kill(os.getppid(), signal.SIGKILL)
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        if int(pid) != os.getpid():
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+    return Q
+'''
+
+
+def test_a_submission_cannot_write_the_score_or_stop_the_harness(bundle, tmp_path):
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "results").mkdir()
+    results = tmp_path / "results" / "results.json"
+    results.write_text('{"score": 999, "tests": []}')  # stale, or planted before the run
+    (tmp_path / "submission" / "forger.py").write_text(FORGER.format(results=str(results)))
+    doc = _run(bundle, tmp_path)
+    _valid(doc)
+    assert doc["score"] == 0 and "999" not in results.read_text()
+    assert "Graded in the OS sandbox." in doc["output"]
+
+
+def test_without_the_sandbox_a_root_harness_grades_as_the_unprivileged_user(monkeypatch):
+    from transformer_lessons import sandbox
+
+    monkeypatch.setattr(sandbox, "isolation_problem", lambda: "no namespaces here")
+    if os.geteuid() != 0:
+        assert gradescope.how_to_isolate()[:2] == (False, None)
+        return
+    import pwd
+
+    monkeypatch.setattr(gradescope, "GRADING_USER", "nobody")
+    isolation, user, how = gradescope.how_to_isolate()
+    assert (isolation, user) == (False, pwd.getpwnam("nobody").pw_uid) and "unprivileged user nobody" in how
+    monkeypatch.setattr(gradescope, "GRADING_USER", "no-such-user-tl")
+    with pytest.raises(SystemExit, match="no-such-user-tl.*nothing was graded"):
+        gradescope.how_to_isolate()
+
+
+def test_setup_creates_the_user_and_installs_the_sandbox_and_the_cpu_build(bundle):
+    setup = (bundle / "setup.sh").read_text()
+    assert "apt-get install" in setup and "bubblewrap" in setup
+    assert f"useradd --system --no-create-home --shell /usr/sbin/nologin {gradescope.GRADING_USER}" in setup
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in setup
+    subprocess.run(["bash", "-n", str(bundle / "setup.sh")], check=True)

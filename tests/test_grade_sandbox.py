@@ -3,7 +3,10 @@
 One class is graded in one run: an honest student first (as if alone), then a submission
 for each attack, then the honest student again under another name. The honest marks must
 be the same both times, each attacker gets exactly the points of what it computed, and
-the run writes every row, whatever the attackers did.
+the run writes every row, whatever the attackers did. The class is graded twice: in the OS
+sandbox, and with ``--no-isolation``, where only the grader's defences inside Python stand
+between the attacks and the marks (the escapes only the OS sandbox stops are in
+``test_grade_isolation.py``).
 """
 
 from __future__ import annotations
@@ -217,8 +220,8 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+@pytest.fixture(scope="module", params=["isolated", "no-isolation"])
+def graded(tmp_path_factory, request):
     tmp = tmp_path_factory.mktemp("class")
     out_csv, pids, feedback = tmp / "marks.csv", tmp / "pids.txt", tmp / "feedback"
     honest = HEADER + "\n\n".join([*SOLUTIONS.values(), *OTHER_SOLUTIONS])
@@ -237,11 +240,12 @@ def graded(tmp_path_factory):
     start = time.monotonic()
     with contextlib.redirect_stdout(buf):
         code = grade.main([*map(str, files), "--csv", str(out_csv), "--feedback", str(feedback),
-                           "--time-limit", "10", "--memory-limit", str(2**30)])
+                           "--time-limit", "10", "--memory-limit", str(2**30),
+                           *(["--no-isolation"] if request.param == "no-isolation" else [])])
     seconds = time.monotonic() - start
     time.sleep(0.5)  # a forger left running would have rewritten the CSV by now
     return {"code": code, "out": buf.getvalue(), "csv": out_csv, "pids": pids, "feedback": feedback,
-            "seconds": seconds}
+            "seconds": seconds, "isolated": request.param == "isolated"}
 
 
 def test_the_run_finishes_and_writes_every_row(graded):
@@ -295,6 +299,9 @@ def test_printed_and_raised_report_lines_are_not_report_lines(graded):
 
 
 def test_nothing_a_submission_started_outlives_its_grading(graded):
+    if graded["isolated"]:
+        assert not graded["pids"].exists()  # the sandbox could not write it (test_grade_isolation.py)
+        return
     pids = [int(p) for p in graded["pids"].read_text().split()]
     assert len(pids) >= 2  # per call: the double-forked forger and the start_new_session child
     assert not [p for p in pids if _alive(p)]
@@ -307,6 +314,9 @@ def test_feedback_files_and_class_summary(graded):
     text = (fb / "in_place.txt").read_text()
     assert "11 of" in text and "self_attention (6 points)" in text and "6/6: pass" in text
     summary = graded["csv"].with_name("marks_summary.txt").read_text()
+    if not graded["isolated"]:
+        warning, summary = summary.split("\n", 1)
+        assert warning.startswith("WARNING: graded without isolation") and warning in graded["out"]
     assert summary.startswith("Class summary")
     counts = [int(m) for m in re.findall(r"^\s*(\d+)\s", summary, re.M)]
     assert counts and counts == sorted(counts, reverse=True)

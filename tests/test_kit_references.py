@@ -71,6 +71,14 @@ def test_lab_and_peer_review_use_the_same_exercise():
     assert review_ex and review_ex <= lab_ex, (review_ex, lab_ex)
 
 
+def test_the_graders_lab_is_the_run_sheets_lab():
+    from transformer_lessons import grade
+
+    lab = next(s for s in pacing.run_sheet() if s.mode == "lab" and "practice" in s.title.lower())
+    assert set(grade.LAB_EXERCISES) == {l for l in _labels(lab.fields["show"]) if l.startswith("ex-")}
+    assert {i.exercise for i in grade.select_items(assignment="lab")} == set(grade.LAB_EXERCISES)
+
+
 BOOK_PAGES = sorted((ROOT / "book").glob("*.md"))
 HEADING = re.compile(r"^(?:#{1,6} .*|```\{(?:exercise|exercise-start|solution-start)\}.*)$", re.M)
 PART = re.compile(r"\bparts?\s+\d+\b", re.IGNORECASE)

@@ -50,7 +50,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Callable
 
-from . import checks, submission, variants
+from . import checks, outputs, submission, variants
+from . import sandbox as sandbox_module
 from .checks import assignment, bughunt
 from .sandbox import (
     BadReply, ItemTimeout, RemoteClass, RemoteFunction, Sandbox, SandboxError, WorkerDied, clean_text,
@@ -165,8 +166,12 @@ RUBRIC = [
          "{exercise}: one decoding step with a key-value cache", exercise="ex-lm-kv-cache"),
 ]
 
+LAB_EXERCISES = ("ex-exercises-self-attention", "ex-exercises-multihead", "ex-exercises-visualise")
+"""The exercises the 2.5-hour session's lab assigns (the exercises page's ``pacing: session:``
+slide; ``tests/test_kit_references.py`` checks that they agree): the rest is homework."""
+
 ASSIGNMENTS = {
-    "lab": ("self_attention", "self_attention_stability", "multi_head", "multi_head_warm_up", "positional"),
+    "lab": tuple(i.key for i in RUBRIC if i.exercise in LAB_EXERCISES),
     "exercises": tuple(i.key for i in RUBRIC if i.exercise.startswith("ex-exercises-")
                        and i.exercise != "ex-exercises-assignment"),
     "bughunt": tuple(i.key for i in RUBRIC if i.key.startswith("bug_")),
@@ -174,9 +179,8 @@ ASSIGNMENTS = {
     "decoder": ("dec_causal_mask", "dec_torch_mask", "lm_cached_attention"),
     "all": tuple(i.key for i in RUBRIC),
 }
-"""Named sets of items: the 30-minute lab's first three exercises (self-attention, the
-warm-up and multi-head attention, positional encoding), the exercises page, its bug hunt,
-the graded assignment, the decoder and language-model pages' exercises, everything."""
+"""Named sets of items: the session's lab (:data:`LAB_EXERCISES`), the exercises page, its
+bug hunt, the graded assignment, the decoder and language-model pages' exercises, everything."""
 
 
 # --- exercise names, as the book prints them -----------------------------------------------
@@ -392,8 +396,12 @@ def _verdict_for(err: BaseException, time_limit: float) -> str:
 
 
 def grade_submission(path: Path, items: list[Item] | None = None, *, time_limit: float | None = None,
-                     memory_limit: int | None = None) -> Result:
-    """Grade one submission in its own sandbox; nothing is printed or written here."""
+                     memory_limit: int | None = None, isolation: bool = True, user: int | None = None) -> Result:
+    """Grade one submission in its own sandbox; nothing is printed or written here.
+
+    ``isolation=False`` runs it without the OS sandbox (:mod:`~transformer_lessons.sandbox`),
+    with the grader's own rights (only for files you trust), or, with ``user``, as that uid
+    and gid (a root grader on Gradescope where the image forbids the sandbox)."""
     items = list(items or RUBRIC)
     time_limit = TIME_LIMIT if time_limit is None else time_limit
     memory_limit = MEMORY_LIMIT if memory_limit is None else memory_limit
@@ -412,7 +420,8 @@ def grade_submission(path: Path, items: list[Item] | None = None, *, time_limit:
 
     def start():
         nonlocal sandbox, loaded, load_error
-        sandbox = Sandbox(wire_cells, names, memory_limit=memory_limit, load_time_limit=time_limit)
+        sandbox = Sandbox(wire_cells, names, memory_limit=memory_limit, load_time_limit=time_limit,
+                          isolation=isolation, user=user)
         try:
             loaded = sandbox.start()
         except SandboxError as err:
@@ -530,12 +539,6 @@ def class_summary(results: list[Result]) -> list[tuple[int, str, str]]:
     return sorted(((n, key, m) for (key, m), n in counts.items()), key=lambda t: (-t[0], t[1], t[2]))
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def csv_text(results: list[Result], items: list[Item], student_variants: dict[str, str] | None = None) -> str:
     """One row per student. With ``student_variants`` (student -> variant key) a ``variant``
     column is added and the assignment's column, whatever the variant, is ``assignment``."""
@@ -560,8 +563,8 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m transformer_lessons.grade",
         description="Run the exercise self-checks on each submission, each in its own sandboxed process: "
         "one line per item, points as CSV.",
-        epilog="A submission runs with your user rights (the sandbox is not a container): see the "
-        "instructor's assessment page for what it protects.",
+        epilog="Each submission runs in an OS sandbox (bubblewrap, on Linux): it sees no file of yours, no other "
+        "submission and no network. See the instructor's assessment page for what it protects.",
     )
     parser.add_argument("submissions", nargs="*", type=Path, help=".py files or .ipynb notebooks, one per student")
     parser.add_argument("--csv", type=Path, help="write the points per student and item to this CSV file")
@@ -574,6 +577,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--site", type=Path, default=None,
                         help="the built web edition (_build/html) whose exercise numbers the feedback quotes "
                         f"(default ${SITE_ENV}, else this checkout's build; without one, exercises are named by title)")
+    parser.add_argument("--no-isolation", action="store_true",
+                        help="grade without the OS sandbox, with your own rights and view of the machine: only for "
+                        "a class whose files you trust (the output and the summary file say so)")
     parser.add_argument("--gradescope", type=Path, metavar="DIR", help="write a Gradescope autograder bundle and stop")
     parser.add_argument("--variant-for", metavar="STUDENT_ID", help="print the assignment's variant of this student")
     parser.add_argument("--variants", nargs="?", const=True, metavar="ROSTER",
@@ -619,10 +625,24 @@ def main(argv: list[str] | None = None) -> int:
                 per_student[path] = (roster[path.name], variant, items_for_variant(items, variant))
     except (ValueError, OSError) as err:
         parser.error(str(err))
+    refused = outputs.problems(args.csv, args.feedback)
+    if refused:
+        parser.error("; ".join(refused))
+    warning = None
+    if args.no_isolation:
+        warning = ("WARNING: graded without isolation (--no-isolation): each submission ran with your rights and "
+                   "view of the machine, and could read and write your files")
+        print(warning, flush=True)
+    else:
+        problem = sandbox_module.isolation_problem()
+        if problem:
+            print(f"grade: nothing was graded: {problem}", file=sys.stderr)
+            return 2
     results, student_variants = [], {}
     for path in args.submissions:
         chosen = per_student[path][2] if path in per_student else items
-        result = grade_submission(path, chosen, time_limit=args.time_limit, memory_limit=args.memory_limit)
+        result = grade_submission(path, chosen, time_limit=args.time_limit, memory_limit=args.memory_limit,
+                                  isolation=not args.no_isolation)
         if path in per_student:
             student, variant, _ = per_student[path]
             result.student = clean_text(student, 80)
@@ -632,20 +652,27 @@ def main(argv: list[str] | None = None) -> int:
         results.append(result)
     summary = class_summary(results)
     summary_text = "\n".join(
-        ["Class summary: students per mistake, most common first"]
+        ([warning] if warning else [])
+        + ["Class summary: students per mistake, most common first"]
         + [f"{n:>4}  {key}: {m}" for n, key, m in summary]
     )
     print(summary_text)
+    files, feedback_files = {}, None
+    if args.csv:
+        files[args.csv] = csv_text(results, items, student_variants if args.variants else None)
+        files[outputs.summary_path(args.csv)] = summary_text + "\n"
     if args.feedback:
-        args.feedback.mkdir(parents=True, exist_ok=True)
         names = exercise_names(args.site)
-        for r in results:
-            _write_atomic(args.feedback / f"{r.student}.txt", feedback_text(r, names))
+        feedback_files = {outputs.file_name(r.student): feedback_text(r, names) for r in results}
+    try:
+        outputs.write(files, args.feedback, feedback_files)
+    except OSError as err:
+        print(f"grade: the results could not be written, and none was: {err}", file=sys.stderr)
+        return 1
+    if args.feedback:
         print(f"wrote {len(results)} feedback files to {args.feedback}")
     if args.csv:
-        _write_atomic(args.csv, csv_text(results, items, student_variants if args.variants else None))
-        _write_atomic(args.csv.with_name(args.csv.stem + "_summary.txt"), summary_text + "\n")
-        print(f"wrote {args.csv} ({len(results)} students) and {args.csv.stem}_summary.txt")
+        print(f"wrote {args.csv} ({len(results)} students) and {outputs.summary_path(args.csv).name}")
     return 0
 
 

@@ -3,8 +3,9 @@
 ``python -m transformer_lessons.grade --gradescope DIR`` writes the bundle (zip the
 *contents* of ``DIR`` and upload it as the assignment's autograder):
 
-- ``setup.sh``: installs the pinned requirements (the NumPy and PyTorch versions the
-  grader was run with here);
+- ``setup.sh``: installs bubblewrap and the pinned requirements (the NumPy and PyTorch
+  versions the grader was run with here, PyTorch's CPU build) and creates the unprivileged
+  user :data:`GRADING_USER`;
 - ``requirements.txt``;
 - ``transformer_lessons/``: a copy of this package, the checks and the sandbox;
 - ``config.json``: the items to grade, the time and memory limits, and (``--variants``) the
@@ -19,7 +20,11 @@ variant of the submission's student: Gradescope writes ``/autograder/submission_
 whose ``users`` list the submitters; the id is the first user's ``sid`` (the student id of the
 course roster) or, where the course has none, that user's ``email`` (use the same ids with
 ``--variant-for``). A submission without either is graded 0 with that reason.
-The root ``/autograder`` can be changed with the environment variable
+Each submission is graded in the OS sandbox of :mod:`~transformer_lessons.sandbox` where the
+image allows it (:func:`how_to_isolate`), else as :data:`GRADING_USER`; either way it cannot
+write ``results.json``, which the harness deletes first and writes only after the
+submission's processes have ended, so a submission that kills the harness leaves no score
+and Gradescope shows the run as failed. The root ``/autograder`` can be changed with the environment variable
 ``TRANSFORMER_LESSONS_AUTOGRADER_ROOT`` (the tests grade a scratch folder that way).
 
     python -m transformer_lessons.gradescope --root /autograder --config config.json
@@ -40,11 +45,22 @@ from pathlib import Path
 ROOT_VARIABLE = "TRANSFORMER_LESSONS_AUTOGRADER_ROOT"
 PINNED = ("numpy", "torch")  # what the checks and the sandbox import
 
-SETUP = """#!/usr/bin/env bash
-# Gradescope runs this once, as root, when it builds the autograder's image.
+GRADING_USER = "tl-student"  # the unprivileged account setup.sh creates; student code runs as it
+
+SETUP = f"""#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder's image. Tested on the
+# base image "Ubuntu 22.04" with Python 3.11 (and on Debian 12, bookworm, as root).
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")"
-python3 -m pip install -r requirements.txt
+cd "$(dirname "${{BASH_SOURCE[0]}}")"
+export DEBIAN_FRONTEND=noninteractive
+# bubblewrap: each submission runs in its own OS sandbox where the image allows namespaces;
+# util-linux's setpriv starts it as a uid of its own there.
+apt-get update -q && apt-get install -y -q --no-install-recommends bubblewrap util-linux
+# Where the image forbids namespaces, student code runs as this unprivileged user instead:
+# it can neither write results/results.json nor signal the harness.
+id -u {GRADING_USER} >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin {GRADING_USER}
+# PyTorch's CPU build, not PyPI's multi-GB CUDA one.
+python3 -m pip install --extra-index-url https://download.pytorch.org/whl/cpu -r requirements.txt
 """
 
 RUN = f"""#!/usr/bin/env bash
@@ -73,6 +89,7 @@ def write_bundle(folder: Path, *, items: str | None = None, assignment: str | No
         raise ValueError(f"--variants replaces the assignment's item {grade.ASSIGNMENT_KEY}, which the selection lacks")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o755)  # the student's code runs as a user of its own, which must read the grading code
     package = folder / "transformer_lessons"
     if package.exists():
         shutil.rmtree(package)
@@ -119,6 +136,27 @@ def student_id(root: Path) -> str | None:
     return None
 
 
+def how_to_isolate() -> tuple[bool, int | None, str]:
+    """``(isolation, user, sentence)``: the OS sandbox where this image allows it; else, for a
+    root harness, the unprivileged :data:`GRADING_USER`; else (a harness that is not root)
+    the harness's own, already unprivileged, user."""
+    from . import sandbox
+
+    problem = sandbox.isolation_problem()
+    if problem is None:
+        return True, None, "Graded in the OS sandbox."
+    if os.geteuid() != 0:
+        return False, None, f"Graded without the OS sandbox ({problem}), as the autograder's own user."
+    import pwd
+
+    try:
+        uid = pwd.getpwnam(GRADING_USER).pw_uid
+    except KeyError:
+        raise SystemExit(f"the autograder runs as root, the OS sandbox is unavailable ({problem}) and the user "
+                         f"{GRADING_USER} that setup.sh creates is missing: nothing was graded") from None
+    return False, uid, f"Graded without the OS sandbox (this image forbids it), as the unprivileged user {GRADING_USER}."
+
+
 def results(root: Path, config: dict) -> dict:
     """Grade ``root/submission``; the ``results.json`` document."""
     from . import grade, variants
@@ -141,8 +179,10 @@ def results(root: Path, config: dict) -> dict:
         for item in items:
             result.points[item.key], result.verdicts[item.key] = 0, missing
     else:
+        isolation, user, how = how_to_isolate()
+        note += f" {how}"
         result = grade.grade_submission(path, items, time_limit=config["time_limit"],
-                                        memory_limit=config["memory_limit"])
+                                        memory_limit=config["memory_limit"], isolation=isolation, user=user)
     tests = [
         {
             "name": f"{item.key}: {item.name}",
@@ -168,9 +208,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=Path(os.environ.get(ROOT_VARIABLE, "/autograder")))
     parser.add_argument("--config", type=Path, required=True)
     args = parser.parse_args(argv)
-    document = results(args.root, json.loads(args.config.read_text()))
     out = args.root / "results" / "results.json"
+    out.unlink(missing_ok=True)  # a stale or planted file: if this run dies, Gradescope finds no score
+    document = results(args.root, json.loads(args.config.read_text()))
     out.parent.mkdir(parents=True, exist_ok=True)
+    out.unlink(missing_ok=True)  # what the submission wrote, if anything: only the harness writes the score
     tmp = out.with_name(f".results.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(document, indent=2) + "\n")
     os.replace(tmp, out)

@@ -1,9 +1,9 @@
 """Run a submission in child processes with limits; the grader only ever receives values.
 
 :class:`Sandbox` starts :mod:`transformer_lessons.sandbox_worker` in a fresh interpreter
-(``python -I``: no user site, no ``PYTHONPATH``, not the current directory), in a scratch
-directory of its own, with a scrubbed environment, in a new session (its own process
-group), with its memory capped (see below) and its output thrown away. The
+(``python -I``: no user site, no ``PYTHONPATH``, not the current directory), with a
+scrubbed environment, in a new session (its own process group), with its memory capped
+(see below) and its output thrown away, inside an OS sandbox (below). The
 grader sends it pickled requests (inputs the *grader* made) and reads replies that are
 JSON and NumPy ``.npy`` blobs loaded with ``allow_pickle=False``: nothing the child sends
 is ever unpickled or run. A reply that is late, garbled or missing (the child looped,
@@ -28,16 +28,36 @@ needs a delegated cgroup tree that an instructor's laptop does not give a user, 
 ``RLIMIT_NPROC`` (no forks) counts every process of the user and is not enforced for root;
 the watchdog works wherever ``/proc`` does (Linux). Its price: between two samples a
 submission can allocate past the limit, by what it allocates in :data:`WATCH_INTERVAL`
-(each process still stops at the limit on its own).
+(each process still stops at the limit on its own). The same watchdog kills a submission
+that runs more than :data:`MAX_PROCESSES` processes at once (a fork bomb), since
+``RLIMIT_NPROC`` does not bind root.
 
 :class:`RemoteFunction` and :class:`RemoteClass` stand for the learner's function or
 ``nn.Module`` class in the grader: calling them runs the learner's code in the child.
+
+**The OS sandbox** (Linux, `bubblewrap <https://github.com/containers/bubblewrap>`_, the
+sandbox Flatpak is built on): the child runs under ``bwrap`` (:func:`bwrap_command`) in new
+user, PID, network, IPC, UTS and cgroup namespaces, with ``--die-with-parent``. Its file
+system is empty but for, read-only, the system's ``/usr`` (and ``/bin``, ``/lib*`` beside
+it), the Python installation and the environment's ``site-packages`` (:func:`readonly_paths`),
+and the folder that holds ``transformer_lessons``; a private ``/tmp`` of
+:data:`SCRATCH_SIZE` bytes is its home and scratch folder, and everything else, the root
+included, is read-only. So a submission sees no home folder, no other submission, no output
+path and no ``/etc``; it has only a loopback network of its own (nothing listening on the
+machine's is reachable), its own ``/proc`` (its own processes, not the grader's command
+line) and no capabilities outside its namespaces. Its cells reach it through the pipe,
+never as a file. When its first process ends, the kernel ends every process of its PID
+namespace, detached ones too. Where ``bwrap`` is missing or cannot create namespaces
+(macOS, a kernel that forbids unprivileged user namespaces), :func:`isolation_problem` says
+so before anything is graded; ``isolation=False`` (the grader's ``--no-isolation``) runs the
+child as before, with the instructor's rights and view of the machine, in a scratch folder.
 """
 
 from __future__ import annotations
 
 import ctypes
 import io
+import itertools
 import json
 import os
 import pickle
@@ -45,6 +65,7 @@ import re
 import resource
 import select
 import shutil
+import site
 import signal
 import struct
 import subprocess
@@ -56,7 +77,7 @@ from pathlib import Path
 
 import numpy as np
 
-WORKER = Path(__file__).with_name("sandbox_worker.py")
+WORKER = Path(__file__).resolve().with_name("sandbox_worker.py")  # resolved: the sandbox binds real paths
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # the folder that holds transformer_lessons/
 STARTUP_LIMIT = 300  # seconds for a fresh interpreter to import numpy and torch (a busy machine is slow)
 MAX_REPLY = 512 * 2**20  # bytes: a reply larger than this is refused, not read
@@ -64,6 +85,13 @@ _TORCH_DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", 
                  "complex64", "complex128")
 _PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 36, 37
 WATCH_INTERVAL = 0.05  # seconds between two samples of a submission's memory
+MAX_PROCESSES = 64  # processes of one submission at once: a fork bomb is killed at the next sample
+SCRATCH_SIZE = 64 * 2**20  # bytes of the private /tmp a sandboxed submission may write
+BWRAP, SETPRIV = "bwrap", "/usr/bin/setpriv"
+MAX_TASKS = 256  # RLIMIT_NPROC in the OS sandbox: processes and threads a submission may have at once
+INSTALL_HINT = ("install bubblewrap (Debian and Ubuntu: `sudo apt-get install bubblewrap`; it needs a Linux kernel "
+                "that lets users create namespaces, as Debian's and Ubuntu's do), or grade on Gradescope; for a class "
+                "whose files you trust, --no-isolation grades without the sandbox")
 
 
 class SandboxError(BaseException):
@@ -240,6 +268,104 @@ def rebuild_exception(info) -> Exception:
     return type(name, (Exception,), {"__module__": "submission"})(msg)
 
 
+# ---------------------------------------------------------------- the OS sandbox
+def readonly_paths() -> list[str]:
+    """What the child's interpreter needs to see, read-only: the Python installation, the
+    environment's ``site-packages`` and the folder that holds ``transformer_lessons``."""
+    wanted = [sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix, *site.getsitepackages(),
+              str(PACKAGE_ROOT)]
+    found = []
+    for p in wanted:
+        if p and os.path.isdir(p) and p not in found:
+            found.append(p)
+    return found
+
+
+def bwrap_command(inner: list[str]) -> list[str]:
+    """``inner`` under bubblewrap: new namespaces, a read-only view of :func:`readonly_paths`
+    and of the system's ``/usr``, a private writable ``/tmp`` and nothing else.
+
+    For a user, bubblewrap makes a user namespace in which ``inner`` runs as uid 65534 with no
+    capabilities. For root it cannot: a user namespace of root's maps its uid 65534 to root
+    itself, which ``RLIMIT_NPROC`` never binds, so a fork bomb would run unbounded. There
+    bubblewrap runs without one and ``setpriv`` (util-linux) starts ``inner`` as a uid of its
+    own (:func:`sandbox_uid`, unprivileged, in no group, no capabilities, no new privileges)."""
+    root = os.geteuid() == 0
+    cmd = [BWRAP, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+           "--die-with-parent", "--new-session"]
+    if not root:
+        cmd += ["--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--uid", "65534", "--gid", "65534"]
+    # The private /tmp first: a path below /tmp (a bundle unpacked there) is then bound on top of it.
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(SCRATCH_SIZE), "--tmpfs", "/tmp",
+            "--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            cmd += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            cmd += ["--ro-bind", top, top]
+    binds = []
+    for p in readonly_paths():
+        real = os.path.realpath(p)
+        binds += [(real, p)] + ([(real, real)] if real != p else [])
+    # The folders above each mount point, made traversable: bubblewrap makes them 0700, root's, by
+    # default, which the unprivileged uid below could not walk through.
+    system = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/dev")  # mounted already
+    parents = sorted({str(a) for _, dest in binds for a in Path(dest).parents
+                      if str(a) not in ("/", "/tmp") and not any(str(a) == t or str(a).startswith(t + "/") for t in system)},
+                     key=lambda d: d.count("/"))
+    for d in parents:
+        cmd += ["--perms", "0755", "--dir", d]
+    for real, dest in binds:
+        cmd += ["--ro-bind", real, dest]
+    cmd += ["--remount-ro", "/", "--chdir", "/tmp", "--"]
+    if root:
+        uid = str(sandbox_uid())
+        cmd += [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
+                "--bounding-set=-all", "--no-new-privs"]
+    return cmd + inner
+
+
+_UIDS = itertools.count()
+
+
+def sandbox_uid() -> int:
+    """A uid no account has, one per sandbox this grader starts (when the grader is root):
+    ``RLIMIT_NPROC`` counts every process of a uid, so each submission's count is its own."""
+    return 1_000_000_000 + (os.getpid() % 2**22) * 64 + next(_UIDS) % 64
+
+
+_PROBLEM: dict[str, str | None] = {}
+
+
+def isolation_problem() -> str | None:
+    """Why submissions cannot run in the OS sandbox here (None when they can), found by
+    starting the sandbox once with this interpreter; the answer is kept for the process."""
+    if "answer" not in _PROBLEM:
+        _PROBLEM["answer"] = _probe()
+    return _PROBLEM["answer"]
+
+
+def _probe() -> str | None:
+    if not sys.platform.startswith("linux"):
+        return f"submissions run in a Linux sandbox (bubblewrap), and this is {sys.platform}: grade on Gradescope"
+    if shutil.which(BWRAP) is None:
+        return f"bubblewrap (`{BWRAP}`) is not installed: {INSTALL_HINT}"
+    if os.geteuid() == 0 and not os.access(SETPRIV, os.X_OK):
+        return f"grading as root needs `{SETPRIV}` (the util-linux package) to run each submission as a user of its own"
+    try:
+        probe = f"import numpy; open({str(WORKER)!r}).close()"  # the packages, and the worker the sandbox runs
+        done = subprocess.run(bwrap_command([sys.executable, "-I", "-c", probe]), stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"bubblewrap could not start a sandbox ({clean_text(err, 160)}): {INSTALL_HINT}"
+    if done.returncode != 0:
+        why = clean_text(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}", 160)
+        if "PermissionError" in why:  # root grading: the sandbox's uid is no one's, and reads what every user may
+            return f"the sandbox's unprivileged user cannot read the grader's files ({why}): make them readable by all"
+        return f"bubblewrap could not start a sandbox ({why}): {INSTALL_HINT}"
+    return None
+
+
 # ---------------------------------------------------------------- the child
 def _children_of(pid: int) -> list[int] | None:
     """``pid``'s children from ``/proc/PID/task/*/children`` (None where the kernel lacks it)."""
@@ -342,6 +468,11 @@ class MemoryWatch(threading.Thread):
     def run(self) -> None:
         while not self._halt.wait(WATCH_INTERVAL):
             procs = _tree(self.protected)
+            if len(procs) > MAX_PROCESSES and not self._halt.is_set():
+                self.reason = (f"the submission ran {len(procs)} processes at once, over the limit of "
+                               f"{MAX_PROCESSES}: all were killed")
+                self._kill(procs)
+                return
             if sum(resident_of(p) for p in procs) <= self.limit:
                 continue  # resident >= PSS: under the limit, without walking the page tables
             used = sum(memory_of(p) for p in procs)
@@ -376,8 +507,13 @@ class Sandbox:
     every request; set it before each rubric item.
     """
 
-    def __init__(self, cells, names, *, memory_limit: int, load_time_limit: float):
+    def __init__(self, cells, names, *, memory_limit: int, load_time_limit: float, isolation: bool = True,
+                 user: int | None = None):
         self.cells, self.names, self.memory_limit = cells, list(names), memory_limit
+        self.isolation = isolation
+        # Without the OS sandbox, a root grader can still run the child as an unprivileged uid (Gradescope's
+        # images that forbid namespaces): it then cannot write the grader's files or signal the grader.
+        self.user = None if isolation else user
         self.load_time_limit = load_time_limit
         self.deadline = float("inf")
         self.proc = None
@@ -387,7 +523,11 @@ class Sandbox:
     # -- lifetime
     def start(self) -> dict:
         """Start the child and run the submission's statements; return ``{"notes", "kinds", "refs"}``."""
-        self.scratch = tempfile.mkdtemp(prefix="grade-")
+        # Without isolation the child's home is a scratch folder of the grader's; in the sandbox, its private /tmp.
+        self.scratch = None if self.isolation else tempfile.mkdtemp(prefix="grade-")
+        home = "/tmp" if self.isolation else self.scratch
+        if self.user is not None:
+            os.chown(self.scratch, self.user, self.user)
         self._protected = children()
         to_child_r, self._to_child = os.pipe()
         self._from_child, from_child_w = os.pipe()
@@ -399,17 +539,20 @@ class Sandbox:
 
         env = {
             "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": self.scratch,
-            "TMPDIR": self.scratch,
+            "HOME": home,
+            "TMPDIR": home,
             "LANG": "C.UTF-8",
             "PYTHONHASHSEED": "0",
             "OMP_NUM_THREADS": "1",
             "MKL_NUM_THREADS": "1",
             "OPENBLAS_NUM_THREADS": "1",
         }
+        command = [sys.executable, "-I", str(WORKER), str(to_child_r), str(from_child_w), str(PACKAGE_ROOT)]
+        if self.isolation:  # in the sandbox's own user namespace or uid, RLIMIT_NPROC counts the submission's tasks only
+            command.append(str(MAX_TASKS))
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", str(WORKER), str(to_child_r), str(from_child_w), str(PACKAGE_ROOT)],
-            cwd=self.scratch,
+            bwrap_command(command) if self.isolation else command,
+            cwd="/" if self.isolation else self.scratch,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -417,6 +560,7 @@ class Sandbox:
             pass_fds=(to_child_r, from_child_w),
             start_new_session=True,
             preexec_fn=limits,
+            **({} if self.user is None else {"user": self.user, "group": self.user, "extra_groups": []}),
         )
         os.close(to_child_r)
         os.close(from_child_w)
@@ -451,7 +595,8 @@ class Sandbox:
                 os.close(fd)
             except OSError:
                 pass
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
         self.proc = None
 
     # -- wire

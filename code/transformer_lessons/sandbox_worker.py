@@ -17,6 +17,7 @@ import io
 import json
 import os
 import pickle
+import resource
 import struct
 import sys
 import types
@@ -160,6 +161,8 @@ def _filled(cell) -> bool:
 
 def main() -> None:
     rfd, wfd = int(sys.argv[1]), int(sys.argv[2])
+    if len(sys.argv) > 4:  # in the OS sandbox: at most this many processes and threads at once
+        resource.setrlimit(resource.RLIMIT_NPROC, (int(sys.argv[4]), int(sys.argv[4])))
     sys.path.insert(0, sys.argv[3])  # the grader's own transformer_lessons, as the learner imports it
     module_name = "submission"
     namespace: dict = {"__name__": module_name, "__builtins__": builtins}
