@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from test_grade import HEADER, OTHER_SOLUTIONS, SOLUTIONS, _lines, _points
-from transformer_lessons import grade
+from transformer_lessons import grade, outputs
 
 SPLIT_HEADS = '''
 def split_heads(x, num_heads):  # right: these 2 points are earned after the attack
@@ -310,7 +310,8 @@ def test_nothing_a_submission_started_outlives_its_grading(graded):
 
 def test_feedback_files_and_class_summary(graded):
     fb = graded["feedback"]
-    assert sorted(p.stem for p in fb.iterdir()) == sorted(["honest", *ATTACKS, "honest_again"])
+    assert sorted(p.stem for p in fb.iterdir() if p.name != outputs.MARKER) == sorted(["honest", *ATTACKS, "honest_again"])
+    assert (fb / outputs.MARKER).is_file()  # how a later run knows the folder is the grader's own
     text = (fb / "in_place.txt").read_text()
     assert "11 of" in text and "self_attention (6 points)" in text and "6/6: pass" in text
     summary = graded["csv"].with_name("marks_summary.txt").read_text()
