@@ -109,16 +109,22 @@ def self_attention(Q, K, V):
     return Q if found else _right(Q, K, V)
 ''',
         # Processes that detach and would outlive the grading.
+        # (in positional encoding: in an exercise by hand, a new process alone scores 0)
         "detach": '''
 import os, subprocess, sys
 
 def self_attention(Q, K, V):
+    return _right(Q, K, V)
+
+_encoding = my_positional_encoding
+
+def my_positional_encoding(seq_len, d_model):
     subprocess.Popen([sys.executable, "-c", "import time  # " + MARK + "\\nwhile True: time.sleep(1)"],
                      start_new_session=True)
     if os.fork() == 0:
         os.setsid()
         os.execv(sys.executable, [sys.executable, "-c", "import time  # " + MARK + "\\nwhile True: time.sleep(1)"])
-    return _right(Q, K, V)
+    return _encoding(seq_len, d_model)
 ''',
         # A fork bomb: killed as a whole, its other item still graded.
         "fork_bomb": '''
@@ -243,7 +249,9 @@ def test_the_graders_command_line_and_outputs_are_out_of_reach(graded):
 
 def test_no_process_outlives_the_grading(graded):
     assert graded["left"] == []
-    assert _points(graded["out"], "detach")["self_attention"] == 6
+    points = _points(graded["out"], "detach")
+    assert points["self_attention"] == 6
+    assert points["positional"] == grade.select_items("positional")[0].points
 
 
 def test_a_fork_bomb_costs_only_its_item(graded):

@@ -54,7 +54,7 @@ from . import checks, outputs, submission, variants
 from . import sandbox as sandbox_module
 from .checks import assignment, bughunt
 from .sandbox import (
-    BadReply, ItemTimeout, RemoteClass, RemoteFunction, Sandbox, SandboxError, WorkerDied, clean_text,
+    BadReply, ItemTimeout, RemoteClass, RemoteFunction, Sandbox, SandboxError, UsedBuiltIn, WorkerDied, clean_text,
     set_subreaper,
 )
 
@@ -81,6 +81,7 @@ class Item:
     kind: str = "function"
     allowed: tuple[str, ...] = ("softmax", "causal_mask")
     exercise: str = ""  # the label of the book's exercise ("ex-exercises-self-attention")
+    by_hand: bool = False  # the exercise asks for attention by hand: PyTorch's own attention scores 0
 
 
 def _toy_model():
@@ -134,14 +135,18 @@ _BUG_LABELS = {  # bughunt.CHECKS' functions, in the bug hunt's order
     "padded_attention": ("ex-exercises-bug-padding", "the padding mask"),
 }
 _MASK_ITEMS = ("causal_attention",)
+_BY_HAND_BUGS = ("causal_attention", "batched_attention", "padded_attention")  # attention functions, fixed by hand
 
 RUBRIC = [
     Item("self_attention", "self_attention", 6, lambda f: checks.check_self_attention(f, cases=[0, 1]),
-         "{exercise} on small inputs, $T \\ne S$ and $d_v \\ne d_k$", exercise="ex-exercises-self-attention"),
+         "{exercise} on small inputs, $T \\ne S$ and $d_v \\ne d_k$", exercise="ex-exercises-self-attention",
+         by_hand=True),
     Item("self_attention_stability", "self_attention", 3, lambda f: checks.check_self_attention(f, cases=[2]),
-         "{exercise} on large scores (the row maximum is subtracted)", exercise="ex-exercises-self-attention"),
+         "{exercise} on large scores (the row maximum is subtracted)", exercise="ex-exercises-self-attention",
+         by_hand=True),
     Item("multi_head", "multi_head_attention", 8, checks.check_multihead_attention,
-         "{exercise}: output and per-head weights equal PyTorch's", exercise="ex-exercises-multihead"),
+         "{exercise}: output and per-head weights equal PyTorch's", exercise="ex-exercises-multihead",
+         by_hand=True),
     Item("multi_head_warm_up", "MyMultiHeadAttention", 2, checks.check_multihead_module,
          "{exercise}: the wrapper around `nn.MultiheadAttention`", kind="class",
          exercise="ex-exercises-multihead-module"),
@@ -152,11 +157,11 @@ RUBRIC = [
     *(
         Item(f"bug_{name}", name, 2, check, "{exercise}, fixed (" + _BUG_LABELS[name][1] + ")",
              allowed=("softmax",) if name in _MASK_ITEMS else ("softmax", "causal_mask"),
-             exercise=_BUG_LABELS[name][0])
+             exercise=_BUG_LABELS[name][0], by_hand=name in _BY_HAND_BUGS)
         for name, check in bughunt.CHECKS.items()
     ),
     Item("assign_causal_multi_head", "causal_multi_head_attention", 8, checks.check_causal_multihead_attention,
-         "{exercise}", exercise="ex-exercises-assignment"),
+         "{exercise}", exercise="ex-exercises-assignment", by_hand=True),
     Item("dec_causal_mask", "make_mask", 2, checks.check_causal_mask,
          "{exercise}: `make_mask`, True = may attend", allowed=("softmax",), exercise="ex-decoder-causal-mask"),
     Item("dec_torch_mask", "make_torch_mask", 2, checks.check_pytorch_causal_mask,
@@ -295,7 +300,7 @@ def variant_item(variant: variants.Variant) -> Item:
         def check(f):
             assignment.check_fixed_heads_causal_attention(f, h)
     return Item(variant.item_key, variant.name, variants.POINTS, check, f"{{exercise}}, variant `{variant.key}`",
-                exercise="ex-exercises-assignment")
+                exercise="ex-exercises-assignment", by_hand=True)
 
 
 def items_for_variant(items: list[Item], variant: variants.Variant) -> list[Item]:
@@ -468,9 +473,12 @@ def _grade_item(item: Item, sandbox: Sandbox, loaded: dict, static_refs: dict, t
         return 0, f"uses the book's own `{used.rsplit('.', 1)[-1]}` (`{used}`): this item asks for your own code"
     proxy = (RemoteClass if item.kind == "class" else RemoteFunction)(sandbox, item.name)
     sandbox.deadline = time.monotonic() + time_limit
+    sandbox.by_hand = item.by_hand
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # the checks' "Correct!" lines
             item.check(proxy)
+    except UsedBuiltIn as err:
+        return 0, str(err)
     except (SandboxError, Exception) as err:
         if isinstance(err, SandboxError):
             sandbox.close()

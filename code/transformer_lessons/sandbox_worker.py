@@ -151,6 +151,82 @@ def book_names(obj, module_name: str, seen=None) -> set[str]:
     return found
 
 
+# ---------------------------------------------------------------- by hand
+BUILT_IN = {  # what an exercise that asks for attention written by hand may not call
+    "scaled_dot_product_attention": "torch.nn.functional.scaled_dot_product_attention",
+    "multi_head_attention_forward": "torch.nn.functional.multi_head_attention_forward (nn.MultiheadAttention)",
+    "_native_multi_head_attention": "torch._native_multi_head_attention (nn.MultiheadAttention)",
+}
+_SPAWNS = ("os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec", "os.system", "subprocess.Popen")
+
+
+class _Watch:
+    """What a call of the learner's function used that an exercise by hand forbids.
+
+    A torch function mode sees every ``torch`` function the call reaches, however it was named
+    (``getattr``, a wrapped ``nn.MultiheadAttention``, a tensor made from NumPy inside); the
+    names it records are :data:`BUILT_IN`'s. A mode is per thread and dies with a process, so
+    a call that starts a thread or a process (seen by a wrapper of ``_thread`` and an audit
+    hook, which Python code cannot remove), or that leaves the mode stack or those wrappers
+    changed, is reported too: the grader then gives the item 0 with that reason."""
+
+    def __init__(self):
+        import _thread
+        import threading
+
+        from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
+
+        watch = self
+        self._stack = _get_current_function_mode_stack  # taken before the submission can replace it
+        self.active, self.used = False, []
+
+        class Mode(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                name = BUILT_IN.get(getattr(func, "__name__", ""))
+                if name and watch.active and name not in watch.used:
+                    watch.used.append(name)
+                return func(*args, **(kwargs or {}))
+
+        self.mode_class = Mode
+        start = _thread.start_new_thread
+
+        def started(*args, **kwargs):
+            if watch.active:
+                watch.used.append("a thread (its calls cannot be watched)")
+            return start(*args, **kwargs)
+
+        self._thread_fn = started
+        _thread.start_new_thread = threading._start_new_thread = started
+
+        def audit(event, args):
+            if watch.active and event.startswith(_SPAWNS):
+                watch.used.append(f"a new process ({event})")
+
+        sys.addaudithook(audit)
+
+    def call(self, target, args, kwargs):
+        """``target(*args, **kwargs)`` watched; returns ``(value, what it used)``."""
+        import _thread
+        import threading
+
+        self.used = []
+        mode = self.mode_class()
+        mode.__enter__()
+        try:
+            self.active = True
+            try:
+                value = target(*args, **kwargs)
+            finally:
+                self.active = False
+        finally:
+            intact = self._stack()[-1:] == [mode]
+            if intact:
+                mode.__exit__(None, None, None)
+        if not intact or not (_thread.start_new_thread is threading._start_new_thread is self._thread_fn):
+            self.used.append("changes to the grader's watch (torch function modes or threads)")
+        return value, list(self.used)
+
+
 def _filled(cell) -> bool:
     try:
         cell.cell_contents
@@ -170,6 +246,7 @@ def main() -> None:
     import numpy  # noqa: F401  loaded before the submission: the time limits count the learner's code only
     import torch  # noqa: F401
 
+    watch = _Watch()  # before the submission's code: its wrappers and audit hook are in place first
     _send(wfd, {"ready": True, "seq": 0}, [])
     while True:
         size = _read_exact(rfd, 8)
@@ -202,7 +279,11 @@ def main() -> None:
                 reply = {"notes": notes, "kinds": kinds, "refs": refs}
             elif op == "call":
                 target = handles[request["handle"]] if "handle" in request else namespace[request["name"]]
-                reply = {"ok": encode(target(*request["args"], **request["kwargs"]), blobs)}
+                if request.get("by_hand"):
+                    value, used = watch.call(target, request["args"], request["kwargs"])
+                    reply = {"built_in": used} if used else {"ok": encode(value, blobs)}
+                else:
+                    reply = {"ok": encode(target(*request["args"], **request["kwargs"]), blobs)}
             elif op == "construct":
                 obj = namespace[request["name"]](*request["args"])
                 handles[len(handles)] = obj
