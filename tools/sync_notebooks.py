@@ -27,6 +27,10 @@ chosen: it would put build machinery in front of the reader for nothing.
 the install cell) and ``binder/`` install, and runs every notebook in rebuilt Colab and
 Binder environments (``tests/reader_envs.py``).
 
+Each code cell of a solution block carries its source's fingerprint in its metadata
+(``transformer_lessons.submission.mark_solutions``): the grader skips a solution cell that
+still holds the book's solution and grades one a student typed an answer into.
+
 Before the notebooks, the times a page announces of other pages are brought up to date in
 its front matter (``tools/pages.py``).
 
@@ -45,6 +49,8 @@ import jupytext
 import nbformat
 import pages
 import yaml
+
+from transformer_lessons.submission import SOLUTION_KEY, mark_solutions
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
@@ -94,7 +100,11 @@ def with_install_cell(nb: nbformat.NotebookNode, page: str = "") -> nbformat.Not
 
 
 def _comparable(nb: nbformat.NotebookNode) -> list[tuple]:
-    return [(c.cell_type, c.source.strip(), tuple(c.get("metadata", {}).get("tags", []))) for c in nb.cells]
+    return [
+        (c.cell_type, c.source.strip(), tuple(c.get("metadata", {}).get("tags", [])),
+         c.get("metadata", {}).get(SOLUTION_KEY))
+        for c in nb.cells
+    ]
 
 
 def substitutions() -> dict[str, str]:
@@ -124,6 +134,7 @@ def notebook_for(md: Path) -> nbformat.NotebookNode:
     for c in nb.cells:
         if c.cell_type == "markdown":
             c.source = substitute(c.source, values)
+    mark_solutions(nb.cells)  # the grader grades a solution cell only once a student has changed it
     return with_install_cell(nb, md.stem)
 
 
