@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -118,6 +119,36 @@ def test_a_submission_cannot_write_the_score_or_stop_the_harness(bundle, tmp_pat
     _valid(doc)
     assert doc["score"] == 0 and "999" not in results.read_text()
     assert "Graded in the OS sandbox." in doc["output"]
+
+
+def _in_simulated_autograder(tree, command: list[str]) -> subprocess.CompletedProcess:
+    """``command`` run where ``tree`` is ``/autograder``, with bubblewrap: a tmpfs as ``/``
+    holding the machine's own top-level folders, so that no folder is made on the real ``/``."""
+    args = ["bwrap", "--die-with-parent", "--tmpfs", "/", "--dev", "/dev", "--proc", "/proc"]
+    if os.geteuid() != 0:
+        args.append("--unshare-user")
+    for entry in sorted(os.listdir("/")):
+        path = os.path.join("/", entry)
+        if entry in ("dev", "proc", "autograder"):
+            continue
+        args += ["--symlink", os.readlink(path), path] if os.path.islink(path) else ["--bind", path, path]
+    args += ["--bind", str(tree), "/autograder", "--chdir", "/autograder", *command]
+    env = {k: v for k, v in os.environ.items() if k != gradescope.ROOT_VARIABLE}
+    return subprocess.run(args, env={**env, "PYTHON": sys.executable}, capture_output=True, text=True, timeout=900)
+
+
+def test_the_bundle_at_gradescopes_own_paths(bundle, tmp_path):
+    # Gradescope's layout: the bundle in /autograder/source, the files in /autograder/submission;
+    # the forger aims at the real /autograder/results/results.json.
+    shutil.copytree(bundle, tmp_path / "source")
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "forger.py").write_text(FORGER.format(results="/autograder/results/results.json"))
+    proc = _in_simulated_autograder(tmp_path, ["bash", "/autograder/source/run_autograder"])
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((tmp_path / "results" / "results.json").read_text())
+    _valid(doc)
+    assert "Graded in the OS sandbox." in doc["output"]
+    assert doc["score"] == 0 and [t["score"] for t in doc["tests"]] == [0] * len(ITEMS)
 
 
 def test_without_the_sandbox_a_root_harness_grades_as_the_unprivileged_user(monkeypatch):
