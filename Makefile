@@ -1,4 +1,4 @@
-# The commands of the README:
+# The commands of the README (README.md):
 #   make book    set up .venv and build the HTML site into _build/html (needs only Python 3.11)
 #   make check   library tests + the strict HTML build: a contributor's check, no Debian packages
 #   make test    set up everything (Debian packages too) and run the whole test suite

@@ -248,7 +248,7 @@ README_END = "<!-- end of the build figures -->"
 
 
 def readme_rows(r: dict) -> str:
-    """The build's rows of the README's table of targets, from one run's result ``r`` (the
+    """The build's rows of docs/performance.md's table of targets, from one run's result ``r`` (the
     ``build`` section of benchmarks/results.json); tests/test_readme.py checks them."""
     t, ok = r["targets"], r["pass"]
     clean, ex, cpu = r["clean_build"], r["page_execution_s"], r.get("page_cpu_s", {})
@@ -315,7 +315,7 @@ def summary(r: dict) -> str:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--readme"]:  # the README's rows, from the committed results
+    if sys.argv[1:] == ["--readme"]:  # docs/performance.md's rows, from the committed results
         import json
 
         print(readme_rows(json.loads((HERE / "results.json").read_text())["sections"]["build"]))

@@ -87,5 +87,21 @@ def summary(result: dict) -> str:
             f"(target: isolated under {result['target_seconds']} s: {'met' if result['meets_target'] else 'MISSED'})")
 
 
+DOC_START = "<!-- grade figures: generated from benchmarks/results.json by `python benchmarks/bench_grade.py --doc` -->"
+DOC_END = "<!-- end of the grade figures -->"
+
+
+def doc_text(result: dict) -> str:
+    """docs/performance.md's paragraph on grading, from one run's ``result`` (a test keeps them equal)."""
+    load = "-".join(f"{x:.1f}" for x in result.get("load_average", [])) or "not recorded"
+    return "\n".join([DOC_START, "", f"Grading, on {result['date'][:10]} (load average {load}, commit "
+                       f"{result.get('revision', '?')}): {summary(result)}.", "", DOC_END])
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--doc"]:  # docs/performance.md's paragraph, from the committed results
+        import json
+
+        print(doc_text(json.loads((Path(__file__).resolve().parent / "results.json").read_text())["sections"]["grade"]))
+        raise SystemExit
     print(summary(run()))

@@ -270,9 +270,9 @@ README_END = "<!-- end of the site table -->"
 
 
 def readme_table(r: dict) -> str:
-    """The README's per-page table and what it shows, every figure from one run's result
+    """docs/performance.md's per-page table and what it shows, every figure from one run's result
     ``r`` (the ``site`` section of benchmarks/results.json); tests/test_readme.py checks
-    that the README holds exactly this text between README_START and README_END."""
+    that docs/performance.md holds exactly this text between README_START and README_END."""
     def lowest(runs: dict, cat: str) -> float:
         return min(runs[ff]["scores"][cat] for ff in FORM_FACTORS)
 
@@ -318,7 +318,7 @@ def readme_table(r: dict) -> str:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--readme"]:  # the README's table, from the committed results
+    if sys.argv[1:] == ["--readme"]:  # docs/performance.md's table, from the committed results
         print(readme_table(json.loads((HERE / "results.json").read_text())["sections"]["site"]))
         raise SystemExit
     from common import main  # benchmarks/common.py

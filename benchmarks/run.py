@@ -7,7 +7,7 @@ Each section is a module `benchmarks/bench_<name>.py` with two functions:
 
 Sections run one after the other (never in parallel: the machine has 2 cores and the
 figures are ratios measured side by side). The document is written to
-benchmarks/results.json (committed: the README's figures come from it) and the
+benchmarks/results.json (committed: docs/performance.md's figures come from it) and the
 summary is printed.
 
     .venv/bin/python benchmarks/run.py                 # every section

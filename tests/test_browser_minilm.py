@@ -6,7 +6,7 @@ Through ``window.transformerLessons.minilm.run(text)``, on sentences chosen here
 WordPiece tokens must equal the Python tokenizer's (the same tokenizer.json), and its
 attention and sentence embedding must equal the book's Python model: within 1e-4 of the
 exported (int8/fp16) weights read back in Python (``web_export.load_minilm_export``; the
-JavaScript is float32 arithmetic), and within what the README states of the full-precision
+JavaScript is float32 arithmetic), and within what docs/instructors.md states of the full-precision
 model (attention 2e-2, embedding cosine >= 0.999). The model is fetched only on the
 reader's click, with its size shown before; the typed sentence gets a head view (every
 layer and head, mouse, keyboard and touch) and the similarity of two sentences; bad

@@ -68,7 +68,7 @@ def test_notebook_has_no_outputs_and_an_install_cell(path, book_config):
 # Every notebook runs top to bottom in a fresh kernel of an environment like Colab's and
 # one like Binder's, never in this project's .venv: the .venv has the book's build tools
 # (myst-nb, jupyter-book), which a reader's kernel lacks, and would hide an import of them.
-# The first run builds both environments (minutes: see the README); later runs reuse them.
+# The first run builds both environments (minutes: see docs/testing.md); later runs reuse them.
 
 
 def _raised_where_tagged(nb, name: str) -> None:

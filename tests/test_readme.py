@@ -1,5 +1,7 @@
-"""The README's layout is true to the tree: every module of the package and every tool has
-a row in its tables, and every row names something that exists."""
+"""The README is a front door that stays short and points at docs/ that exists; docs/layout.md
+is true to the tree (every module of the package and every tool has a row in its
+tables, and every row names something that exists); docs/performance.md's generated figures
+are the committed run's."""
 
 from __future__ import annotations
 
@@ -49,19 +51,32 @@ def tools() -> list[str]:
 
 @pytest.fixture(scope="module")
 def readme() -> str:
-    return (ROOT / "README.md").read_text()
+    return (ROOT / "docs" / "layout.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def performance() -> str:
+    return (ROOT / "docs" / "performance.md").read_text()
+
+
+def test_the_readme_is_a_front_door():
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 160, "README.md is the front door: move details to docs/"
+    assert "make book" in text[:2000] and "make test" in text[:2000]
+    for target in re.findall(r"\]\(((?:docs/)?[A-Za-z_-]+\.md)\)", text):
+        assert (ROOT / target).exists(), f"README links {target}, which does not exist"
 
 
 def test_every_module_is_in_the_layout(readme):
-    listed = first_cells(readme, "### The package, module by module")
-    assert not set(modules()) - set(listed), f"modules missing from README's layout: {sorted(set(modules()) - set(listed))}"
-    assert not set(listed) - set(modules()), f"README lists modules that do not exist: {sorted(set(listed) - set(modules()))}"
+    listed = first_cells(readme, "## The package, module by module")
+    assert not set(modules()) - set(listed), f"modules missing from docs/layout.md: {sorted(set(modules()) - set(listed))}"
+    assert not set(listed) - set(modules()), f"docs/layout.md lists modules that do not exist: {sorted(set(listed) - set(modules()))}"
 
 
 def test_every_tool_is_in_the_layout(readme):
-    listed = first_cells(readme, "### The tools")
-    assert not set(tools()) - set(listed), f"tools missing from README's layout: {sorted(set(tools()) - set(listed))}"
-    assert not set(listed) - set(tools()), f"README lists tools that do not exist: {sorted(set(listed) - set(tools()))}"
+    listed = first_cells(readme, "## The tools")
+    assert not set(tools()) - set(listed), f"tools missing from docs/layout.md: {sorted(set(tools()) - set(listed))}"
+    assert not set(listed) - set(tools()), f"docs/layout.md lists tools that do not exist: {sorted(set(listed) - set(tools()))}"
 
 
 def test_the_reader_of_the_tables_sees_a_missing_row():
@@ -69,16 +84,8 @@ def test_the_reader_of_the_tables_sees_a_missing_row():
     assert first_cells(text, "### The tools") == ["tools/a.py"]
 
 
-def test_the_ext_line_count_is_true(readme):
-    """The README says how many lines of Python book/_ext holds: the figure is the tree's."""
-    stated = re.search(r"`book/_ext/` is (\d+) lines of Python", readme)
-    assert stated, "README no longer states the size of book/_ext"
-    actual = sum(len(p.read_text().splitlines()) for p in (ROOT / "book" / "_ext").glob("*.py"))
-    assert int(stated[1]) == actual, f"README says book/_ext is {stated[1]} lines; it is {actual}"
-
-
-def test_the_site_benchmark_table_is_the_committed_run(readme):
-    """The README's per-page Lighthouse table is generated from benchmarks/results.json
+def test_the_site_benchmark_table_is_the_committed_run(performance):
+    """docs/performance.md's per-page Lighthouse table is generated from benchmarks/results.json
     (``python benchmarks/bench_site.py --readme``), never typed: a new run without a new
     table, or an edited figure, fails here."""
     import json
@@ -86,23 +93,37 @@ def test_the_site_benchmark_table_is_the_committed_run(readme):
     import bench_site  # benchmarks/ (pytest's pythonpath)
 
     result = json.loads((ROOT / "benchmarks" / "results.json").read_text())["sections"]["site"]
-    start, end = readme.find(bench_site.README_START), readme.find(bench_site.README_END)
-    assert 0 <= start < end, "README has lost the markers of the generated site table"
-    stated = readme[start : end + len(bench_site.README_END)]
+    start, end = performance.find(bench_site.README_START), performance.find(bench_site.README_END)
+    assert 0 <= start < end, "docs/performance.md has lost the markers of the generated site table"
+    stated = performance[start : end + len(bench_site.README_END)]
     assert stated == bench_site.readme_table(result), (
-        "README's site table differs from benchmarks/results.json: run `python benchmarks/bench_site.py --readme`"
+        "docs/performance.md's site table differs from benchmarks/results.json: run `python benchmarks/bench_site.py --readme`"
     )
 
 
-def test_the_build_benchmark_rows_are_the_committed_run(readme):
+def test_the_build_benchmark_rows_are_the_committed_run(performance):
     """Likewise the build's rows of the targets table (``python benchmarks/bench_build.py --readme``)."""
     import json
 
     import bench_build  # benchmarks/ (pytest's pythonpath)
 
     result = json.loads((ROOT / "benchmarks" / "results.json").read_text())["sections"]["build"]
-    start, end = readme.find(bench_build.README_START), readme.find(bench_build.README_END)
-    assert 0 <= start < end, "README has lost the markers of the generated build figures"
-    assert readme[start : end + len(bench_build.README_END)] == bench_build.readme_rows(result), (
-        "README's build figures differ from benchmarks/results.json: run `python benchmarks/bench_build.py --readme`"
+    start, end = performance.find(bench_build.README_START), performance.find(bench_build.README_END)
+    assert 0 <= start < end, "docs/performance.md has lost the markers of the generated build figures"
+    assert performance[start : end + len(bench_build.README_END)] == bench_build.readme_rows(result), (
+        "docs/performance.md's build figures differ from benchmarks/results.json: run `python benchmarks/bench_build.py --readme`"
+    )
+
+
+def test_the_grade_benchmark_paragraph_is_the_committed_run(performance):
+    """docs/performance.md's grading figures (the OS sandbox's cost: isolated over not isolated)."""
+    import json
+
+    import bench_grade  # benchmarks/ (pytest's pythonpath)
+
+    result = json.loads((ROOT / "benchmarks" / "results.json").read_text())["sections"]["grade"]
+    start, end = performance.find(bench_grade.DOC_START), performance.find(bench_grade.DOC_END)
+    assert 0 <= start < end, "docs/performance.md has lost the markers of the generated grade figures"
+    assert performance[start : end + len(bench_grade.DOC_END)] == bench_grade.doc_text(result), (
+        "docs/performance.md's grade figures differ from benchmarks/results.json: run `python benchmarks/bench_grade.py --doc`"
     )

@@ -82,7 +82,7 @@ def test_minilm_download_is_under_30_mb_and_beside_its_tokenizer_and_card(minilm
 
 
 def test_minilm_quantized_stays_close(minilm_export):
-    """The tolerances the README states: embeddings cosine >= 0.999, attention within 2e-2."""
+    """The tolerances docs/instructors.md states: embeddings cosine >= 0.999, attention within 2e-2."""
     ref, small, _, _ = minilm_export
     e_ref, e = ref.embed(SENTENCES), small.embed(SENTENCES)
     cos = (e_ref * e).sum(1) / np.linalg.norm(e, axis=1)
