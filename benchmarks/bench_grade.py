@@ -2,7 +2,7 @@
 sandbox (bubblewrap) and the same class again with ``--no-isolation``, side by side in one run.
 
 Every submission is the book's own solutions (every rubric item), under 40 file names,
-graded with the full rubric by `python -m transformer_lessons.grade` as an instructor runs
+graded with the full rubric by `python -m transformer_classroom.grade` as an instructor runs
 it: one fresh interpreter per submission (NumPy and PyTorch imported there), the checks
 in the grader. Records the seconds in total and per submission, and checks that every
 submission got full marks (a benchmark of wrong grading would be worthless). Information,
@@ -10,7 +10,7 @@ target: the class graded in the OS sandbox in under 3 minutes on a 2-core machin
 ratio of the two runs is the OS sandbox's cost (bubblewrap itself starts in milliseconds; the
 cost is dominated by starting an interpreter that imports PyTorch, in both).
 
-    .venv/bin/python benchmarks/run.py grade
+    .venv/bin/python -m benchmarks.run grade
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ TESTS = Path(__file__).resolve().parent.parent / "tests"
 
 
 def _honest_source() -> str:
-    sys.path.insert(0, str(TESTS))  # the book's solutions, read from the pages as the tests read them
-    from test_grade import HEADER, OTHER_SOLUTIONS, SOLUTIONS
+    # the book's solutions, read from the pages as the tests read them
+    from tests.classroom.test_grade import HEADER, OTHER_SOLUTIONS, SOLUTIONS
 
     return HEADER + "\n\n".join([*SOLUTIONS.values(), *OTHER_SOLUTIONS])
 
@@ -38,7 +38,7 @@ TARGET_SECONDS = 180  # the whole class, in the OS sandbox
 
 
 def _grade_class(files: list[str], marks: Path, *extra: str) -> tuple[float, list[dict]]:
-    from transformer_lessons import grade
+    from transformer_classroom import grade
 
     start = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()):
@@ -50,7 +50,7 @@ def _grade_class(files: list[str], marks: Path, *extra: str) -> tuple[float, lis
 
 
 def run() -> dict:
-    from transformer_lessons import grade
+    from transformer_classroom import grade
 
     source = _honest_source()
     full = sum(i.points for i in grade.RUBRIC)
@@ -87,7 +87,7 @@ def summary(result: dict) -> str:
             f"(target: isolated under {result['target_seconds']} s: {'met' if result['meets_target'] else 'MISSED'})")
 
 
-DOC_START = "<!-- grade figures: generated from benchmarks/results.json by `python benchmarks/bench_grade.py --doc` -->"
+DOC_START = "<!-- grade figures: generated from benchmarks/results.json by `python -m benchmarks.bench_grade --doc` -->"
 DOC_END = "<!-- end of the grade figures -->"
 
 

@@ -1,7 +1,7 @@
 """Benchmark: the two models that run in the pages (charlm.js and minilm.js on nn.js).
 
 Served from the built site (_build/html, `make book` first) by `python -m http.server` on
-127.0.0.1, as a reader testing locally would, in Debian's chromium (tools/chromium.py),
+127.0.0.1, as a reader testing locally would, in Debian's chromium (code/build/book_build/chromium.py),
 with a cold cache (a fresh browser context per measurement). Targets (on this 2-core CPU):
 
 * the language model writes at least 20 characters a second (the page's own rate,
@@ -13,7 +13,7 @@ with a cold cache (a fresh browser context per measurement). Targets (on this 2-
 Also recorded: the language model's load time and bytes, the per-sentence time of
 ``minilm.run`` for each sentence, and the bytes each page transfers before any click.
 
-    .venv/bin/python benchmarks/bench_inpage.py      # or: benchmarks/run.py inpage
+    .venv/bin/python -m benchmarks.bench_inpage      # or: python -m benchmarks.run inpage
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from urllib.request import urlopen
 
 ROOT = Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
-sys.path.insert(0, str(ROOT / "tools"))
 CHARS_TARGET = 20.0
 FIRST_VIEW_TARGET_S = 5.0
 REDRAW_TARGET_S = 1.0
@@ -66,7 +65,7 @@ def _page(browser, url, ready):
 
 
 def run() -> dict:
-    import chromium
+    from book_build import chromium
     from playwright.sync_api import sync_playwright
 
     if not (HTML / "interactive" / "charlm" / "charlm.bin").exists():

@@ -33,8 +33,8 @@ Targets (issue 15), on every page: performance >= 0.95 mobile and 1.00 desktop;
 accessibility, best practices and SEO 1.00; cumulative layout shift 0.00 (below 0.005,
 what rounds to 0.00); transferred bytes at most half of the default book's median page.
 
-    PYTHONPATH=$PWD/code .venv/bin/python benchmarks/run.py site     # after `make book`
-    PYTHONPATH=$PWD/code .venv/bin/python benchmarks/run.py site --pages intro foundations
+    .venv/bin/python -m benchmarks.run site     # after `make book`
+    .venv/bin/python -m benchmarks.run site --pages intro foundations
 """
 
 from __future__ import annotations
@@ -51,9 +51,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-import serve  # noqa: E402  (benchmarks/serve.py; it puts tools/ on the path)
-import chromium  # noqa: E402  (tools/chromium.py: the project's one Chromium launch)
+from book_build import chromium  # the project's one Chromium launch
+
+from . import serve
 
 LIGHTHOUSE = HERE / "node_modules" / ".bin" / "lighthouse"
 CATEGORIES = ["performance", "accessibility", "best-practices", "seo"]
@@ -76,13 +76,9 @@ MOBILE_RUNS = int(os.environ.get("BENCH_MOBILE_RUNS", "3"))  # the median run is
 
 def toc_pages(root: Path) -> list[str]:
     """Every document of a book's _toc.yml, root first, as 'path.html'."""
-    import yaml
+    from transformer_classroom import book
 
-    toc = yaml.safe_load((root / "_toc.yml").read_text())
-    docs = [toc["root"]]
-    for part in toc.get("parts", [{"chapters": toc.get("chapters", [])}]):
-        docs += [c["file"] for c in part.get("chapters", [])]
-    return [str(Path(d).with_suffix("")) + ".html" for d in docs]
+    return [str(Path(d).with_suffix("")) + ".html" for d in book.toc_files(root)]
 
 
 METRICS = ["first-contentful-paint", "largest-contentful-paint", "total-blocking-time", "cumulative-layout-shift", "speed-index"]
@@ -265,7 +261,7 @@ def summary(r: dict) -> str:
     return "\n".join(lines)
 
 
-README_START = "<!-- site table: generated from benchmarks/results.json by `python benchmarks/bench_site.py --readme` -->"
+README_START = "<!-- site table: generated from benchmarks/results.json by `python -m benchmarks.bench_site --readme` -->"
 README_END = "<!-- end of the site table -->"
 
 
@@ -321,6 +317,6 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--readme"]:  # docs/performance.md's table, from the committed results
         print(readme_table(json.loads((HERE / "results.json").read_text())["sections"]["site"]))
         raise SystemExit
-    from common import main  # benchmarks/common.py
+    from .common import main
 
     main(run, summary)

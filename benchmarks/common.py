@@ -19,13 +19,9 @@ def load() -> list[float]:
 
 def toc_pages(root: Path) -> list[str]:
     """Every document of ``root``'s _toc.yml, root first ('book/intro', ...)."""
-    import yaml
+    from transformer_classroom import book
 
-    toc = yaml.safe_load((root / "_toc.yml").read_text())
-    files = [toc["root"]]
-    for part in toc.get("parts", []):
-        files += [c["file"] for c in part.get("chapters", [])]
-    return files
+    return book.toc_files(root)
 
 
 def main(run: Callable[[], dict], summary: Callable[[dict], str]) -> None:

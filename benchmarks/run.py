@@ -10,10 +10,10 @@ figures are ratios measured side by side). The document is written to
 benchmarks/results.json (committed: docs/performance.md's figures come from it) and the
 summary is printed.
 
-    .venv/bin/python benchmarks/run.py                 # every section
-    .venv/bin/python benchmarks/run.py library toy     # only these sections
-    .venv/bin/python benchmarks/run.py --out /tmp/x.json toy
-    .venv/bin/python benchmarks/run.py --update library   # re-measure one section, keep the others
+    .venv/bin/python -m benchmarks.run                 # every section
+    .venv/bin/python -m benchmarks.run library toy     # only these sections
+    .venv/bin/python -m benchmarks.run --out /tmp/x.json toy
+    .venv/bin/python -m benchmarks.run --update library   # re-measure one section, keep the others
 
 With --update the sections given replace theirs in the existing document and the others
 are kept as they were; every section records its own "date" and "machine", so a figure
@@ -83,7 +83,6 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown sections {unknown}; choose from {SECTIONS}")
 
-    sys.path.insert(0, str(HERE))
     now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     doc = {"date": now, "machine": machine(), "sections": {}}
     if args.update and args.out.exists():
@@ -95,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     summaries = []
     measured = revision()  # before any section: what is measured is the tree as it was at the start
     for name in chosen:
-        module = importlib.import_module(f"bench_{name}")
+        module = importlib.import_module(f"benchmarks.bench_{name}")
         print(f"== {name} ...", flush=True)
         start, load_start = time.perf_counter(), os.getloadavg()[0]
         result = module.run()

@@ -6,7 +6,7 @@ sends ``Cache-Control: max-age=600`` with every file. Python's ``http.server`` d
 neither, and Lighthouse would then measure a site nobody is served. This server does
 both, with threads so a browser's parallel requests are not queued behind each other.
 
-    python benchmarks/serve.py _build/html 8000      # for a person to look at
+    python -m benchmarks.serve _build/html 8000      # for a person to look at
     with serve(Path("_build/html")) as base: ...      # from Python: base is "http://127.0.0.1:PORT"
 """
 
@@ -106,9 +106,8 @@ def serve(root: Path, port: int | None = None):
         server.server_close()
 
 
-# The project's one Chromium launch (tools/chromium.py): executable and flags.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-import chromium  # noqa: E402
+# The project's one Chromium launch (code/build/book_build/chromium.py): executable and flags.
+from book_build import chromium
 
 
 def _kind(ctype: str, url: str) -> str:

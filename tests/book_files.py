@@ -1,7 +1,7 @@
 """Paths and readers of the book's sources and of the built site, shared by the test
-modules (they import it: ``from book_files import ROOT, html_page``; pytest's
-``pythonpath`` in pyproject.toml puts tests/ on the path). Fixtures live in conftest.py,
-which pytest loads itself and no test imports.
+modules (``from tests.book_files import ROOT, html_page``). The book's structure
+(``_toc.yml``, front matter) is read by :mod:`transformer_classroom.book`, never here.
+Fixtures live in conftest.py, which pytest loads itself and no test imports.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent  # tests/ is in the repository's root
 HTML = ROOT / "_build" / "html"
 PLACEHOLDER = re.compile(r"^Placeholder\.\s*$", re.MULTILINE)
 
@@ -22,14 +22,6 @@ BAD_SHAPES = [
     ((4, 8), (5, 8), (5, 3), (4, 4), "(4, 4)"),  # mask does not broadcast
     ((2, 4, 8), (3, 5, 8), (3, 5, 3), None, "(2, 4, 8)"),  # batch dims do not broadcast
 ]
-
-
-def toc_files(toc: dict) -> list[str]:
-    """Every document of a parsed _toc.yml, root first, as 'book/name' (no suffix)."""
-    files = [toc["root"]]
-    for part in toc.get("parts", []):
-        files += [c["file"] for c in part.get("chapters", [])]
-    return files
 
 
 def source(docname: str) -> Path:

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 import torch
 import yaml
-from book_files import HTML, ROOT, toc_files as _toc_files
+from tests.book_files import HTML, ROOT
+from transformer_classroom import book
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +35,7 @@ def book_config() -> dict:
 @pytest.fixture(scope="session")
 def toc_files() -> list[str]:
     """Every document of _toc.yml, root first, as 'book/name' (no suffix)."""
-    return _toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+    return book.toc_files(ROOT)
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,7 @@
 Each function computes what the figure shows with the library, at build time, and
 returns an :class:`Explorable`. On the web site the book's builder turns it into a few
 dozen lines of plain JavaScript and SVG served by the site itself, over a static figure
-that stays in place without JavaScript (:class:`transformer_lessons.site.ExplorableHtml`);
+that stays in place without JavaScript (:class:`book_build.site.ExplorableHtml`);
 the PDFs, Jupyter, Colab and Binder show the static figure (a PNG).
 """
 

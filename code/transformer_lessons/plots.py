@@ -11,7 +11,7 @@ same value on a light and on a dark page; only the background, text and axes cha
 Line plots use the Okabe-Ito palette plus distinct line styles and markers.
 
 On the web site both variants are shown, each with the theme's ``only-light`` or
-``only-dark`` class (:class:`transformer_lessons.site.ThemedImages`); the PDFs, Jupyter,
+``only-dark`` class (:class:`book_build.site.ThemedImages`); the PDFs, Jupyter,
 Colab and Binder get the light one as an ordinary PNG. A plain :class:`PngFigure` (the
 pretrained model's pictures) shows as a PNG in a notebook by itself.
 """

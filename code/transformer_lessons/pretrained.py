@@ -412,7 +412,7 @@ def head_view_html(texts: list[str], tokens: list[list[str]], attentions: list[n
     :data:`HEADVIEW_MIME`: the attention of every text (``attentions[i]`` of shape
     ``(L, H, T, T)``, quantised to bytes, base64) and a fallback PNG of head
     ``start = (text, layer, head)`` (counted from 0; only token ``query``'s lines if
-    given), which the web site shows as the explorer (``transformer_lessons.site``);
+    given), which the web site shows as the explorer (``book_build.site``);
     ``image/png``: the same fallback, for Jupyter and the PDF. Show it with
     ``IPython.display.display(bundle, raw=True)``; caption it with the cell's
     ``mystnb: figure:`` metadata.

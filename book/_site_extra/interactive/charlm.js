@@ -2,7 +2,7 @@
  * built writes a continuation of the reader's prompt, in the page, offline.
  *
  * It fills every <div class="charlm" data-model="...json" data-bytes="N"> on the page
- * (written by transformer_lessons.web_export.charlm_box): the weights (charlm.json +
+ * (written by book_build.web_export.charlm_box): the weights (charlm.json +
  * charlm.bin, exported by the same build) are fetched from the site itself only when the
  * reader clicks "Write"; the forward pass is nn.js. Without JavaScript the box stays
  * hidden and the page's printed samples and figures are what the reader sees.

@@ -1,7 +1,7 @@
 /* The real-model page's text box: all-MiniLM-L6-v2 runs in the page, on the reader's sentence.
  *
  * It fills every <div class="minilm" data-model="...minilm.json" data-bytes="N"> (written by
- * transformer_lessons.web_export.minilm_box). Nothing is fetched until the reader clicks
+ * book_build.web_export.minilm_box). Nothing is fetched until the reader clicks
  * "Load the model": then the weights (minilm.bin, int8 and fp16, see web_export.py) and the
  * model's own tokenizer.json come from this site, with a progress bar. The forward pass is
  * nn.js (the book's post-norm encoder layer, BERT's embeddings, GELU); the head view of the

@@ -1,4 +1,4 @@
-"""The checks of the graded assignment's per-student variants (:mod:`transformer_lessons.variants`).
+"""The checks of the graded assignment's per-student variants (:mod:`transformer_classroom.variants`).
 
 Each compares the learner's function with ``nn.MultiheadAttention`` (float64, no bias, the
 seeded weights of :func:`~.encoder.mh_inputs` loaded into the four ``(E, E)`` matrices, used

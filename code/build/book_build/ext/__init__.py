@@ -1,0 +1,1 @@
+"""The book's Sphinx extensions, one job each (listed in ``_config.yml``)."""

@@ -1,0 +1,45 @@
+"""transformer_classroom.book.book_values: the one reading of where the book lives, which the
+pages' substitutions, the handout, the slides, the notebooks and the LMS export share."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from transformer_classroom import book, lms
+
+
+def _book(tmp_path, **config):
+    (tmp_path / "_config.yml").write_text(yaml.safe_dump(config))
+    return tmp_path
+
+
+def test_pages_url_is_github_pages_of_the_repository(tmp_path):
+    root = _book(tmp_path, repository={"url": "https://github.com/Some-Org/lessons", "branch": "dev"})
+    values = book.book_values(root)
+    assert values["repo_url"] == "https://github.com/Some-Org/lessons"
+    assert values["source_url"] == "https://github.com/Some-Org/lessons/blob/dev"
+    assert values["pages_url"] == "https://some-org.github.io/lessons/"  # GitHub lowercases the owner's host
+    assert lms.site_url(root) == values["pages_url"]
+
+
+def test_html_baseurl_is_where_the_site_is_published(tmp_path):
+    root = _book(tmp_path, repository={"url": "https://github.com/org/lessons"},
+                 sphinx={"config": {"html_baseurl": "https://lessons.example.edu"}})
+    assert book.book_values(root)["pages_url"] == "https://lessons.example.edu/"
+    assert lms.site_url(root) == "https://lessons.example.edu/"
+
+
+def test_a_substitution_in_the_config_wins(tmp_path):
+    root = _book(tmp_path, repository={"url": "https://github.com/org/lessons"},
+                 sphinx={"config": {"html_baseurl": "https://a.example/"}},
+                 parse={"myst_substitutions": {"pages_url": "https://b.example/"}})
+    assert book.book_values(root)["pages_url"] == "https://b.example/"
+
+
+def test_a_repository_that_is_not_on_github_is_named(tmp_path):
+    root = _book(tmp_path, repository={"url": "https://gitlab.com/org/lessons"})
+    with pytest.raises(ValueError, match="gitlab.com/org/lessons"):
+        book.book_values(root)
+    with pytest.raises(lms.QuizFormatError, match="gitlab.com/org/lessons"):
+        lms.site_url(root)

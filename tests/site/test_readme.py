@@ -1,0 +1,129 @@
+"""The README is a front door that stays short and points at docs/ that exists; docs/layout.md
+is true to the tree (every module of the package and every tool has a row in its
+tables, and every row names something that exists); docs/performance.md's generated figures
+are the committed run's."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from tests.book_files import ROOT
+
+PACKAGE = ROOT / "code" / "transformer_lessons"
+TOOLS = ROOT / "tools"
+
+
+def _section(text: str, heading: str) -> str:
+    start = text.index(heading)
+    end = text.find("\n## ", start + len(heading))
+    nxt = text.find("\n### ", start + len(heading))
+    stops = [i for i in (end, nxt) if i > 0]
+    return text[start : min(stops) if stops else len(text)]
+
+
+def first_cells(text: str, heading: str) -> list[str]:
+    """The first cell of every row of the table under a heading, backticks removed."""
+    cells = []
+    for line in _section(text, heading).splitlines():
+        m = re.match(r"^\|\s*`([^`]+)`\s*\|", line)
+        if m:
+            cells.append(m.group(1))
+    return cells
+
+
+def modules() -> list[str]:
+    """The package's modules and subpackages, by name (``attention``, ``checks``)."""
+    found = {p.stem for p in PACKAGE.glob("*.py") if p.name != "__init__.py"}
+    found |= {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    return sorted(found)
+
+
+def tools() -> list[str]:
+    """Every tool, as ``tools/<name>`` (a folder of templates as ``tools/<folder>/``)."""
+    found = set()
+    for p in TOOLS.iterdir():
+        if p.name.startswith((".", "__")):
+            continue
+        found.add(f"tools/{p.name}/" if p.is_dir() else f"tools/{p.name}")
+    return sorted(found)
+
+
+@pytest.fixture(scope="module")
+def readme() -> str:
+    return (ROOT / "docs" / "layout.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def performance() -> str:
+    return (ROOT / "docs" / "performance.md").read_text()
+
+
+def test_the_readme_is_a_front_door():
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 160, "README.md is the front door: move details to docs/"
+    assert "make book" in text[:2000] and "make test" in text[:2000]
+    for target in re.findall(r"\]\(((?:docs/)?[A-Za-z_-]+\.md)\)", text):
+        assert (ROOT / target).exists(), f"README links {target}, which does not exist"
+
+
+def test_every_module_is_in_the_layout(readme):
+    listed = first_cells(readme, "## The package, module by module")
+    assert not set(modules()) - set(listed), f"modules missing from docs/layout.md: {sorted(set(modules()) - set(listed))}"
+    assert not set(listed) - set(modules()), f"docs/layout.md lists modules that do not exist: {sorted(set(listed) - set(modules()))}"
+
+
+def test_every_tool_is_in_the_layout(readme):
+    listed = first_cells(readme, "## The tools")
+    assert not set(tools()) - set(listed), f"tools missing from docs/layout.md: {sorted(set(tools()) - set(listed))}"
+    assert not set(listed) - set(tools()), f"docs/layout.md lists tools that do not exist: {sorted(set(listed) - set(tools()))}"
+
+
+def test_the_reader_of_the_tables_sees_a_missing_row():
+    text = "### The tools\n\n| tool | what |\n|---|---|\n| `book_build.a` | a |\n\n## Next\n| `book_build.b` | b |\n"
+    assert first_cells(text, "### The tools") == ["code/build/book_build/a.py"]
+
+
+def test_the_site_benchmark_table_is_the_committed_run(performance):
+    """docs/performance.md's per-page Lighthouse table is generated from benchmarks/results.json
+    (``python -m benchmarks.bench_site --readme``), never typed: a new run without a new
+    table, or an edited figure, fails here."""
+    import json
+
+    from benchmarks import bench_site
+
+    result = json.loads((ROOT / "benchmarks" / "results.json").read_text())["sections"]["site"]
+    start, end = performance.find(bench_site.README_START), performance.find(bench_site.README_END)
+    assert 0 <= start < end, "docs/performance.md has lost the markers of the generated site table"
+    stated = performance[start : end + len(bench_site.README_END)]
+    assert stated == bench_site.readme_table(result), (
+        "docs/performance.md's site table differs from benchmarks/results.json: run `python -m benchmarks.bench_site --readme`"
+    )
+
+
+def test_the_build_benchmark_rows_are_the_committed_run(performance):
+    """Likewise the build's rows of the targets table (``python -m benchmarks.bench_build --readme``)."""
+    import json
+
+    from benchmarks import bench_build
+
+    result = json.loads((ROOT / "benchmarks" / "results.json").read_text())["sections"]["build"]
+    start, end = performance.find(bench_build.README_START), performance.find(bench_build.README_END)
+    assert 0 <= start < end, "docs/performance.md has lost the markers of the generated build figures"
+    assert performance[start : end + len(bench_build.README_END)] == bench_build.readme_rows(result), (
+        "docs/performance.md's build figures differ from benchmarks/results.json: run `python -m benchmarks.bench_build --readme`"
+    )
+
+
+def test_the_grade_benchmark_paragraph_is_the_committed_run(performance):
+    """docs/performance.md's grading figures (the OS sandbox's cost: isolated over not isolated)."""
+    import json
+
+    from benchmarks import bench_grade
+
+    result = json.loads((ROOT / "benchmarks" / "results.json").read_text())["sections"]["grade"]
+    start, end = performance.find(bench_grade.DOC_START), performance.find(bench_grade.DOC_END)
+    assert 0 <= start < end, "docs/performance.md has lost the markers of the generated grade figures"
+    assert performance[start : end + len(bench_grade.DOC_END)] == bench_grade.doc_text(result), (
+        "docs/performance.md's grade figures differ from benchmarks/results.json: run `python -m benchmarks.bench_grade --doc`"
+    )
