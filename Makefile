@@ -106,11 +106,14 @@ bench: venv vendor
 	npm ci --prefix benchmarks --no-audit --no-fund
 	$(PY) -m benchmarks.run
 
+# The learner's package against PyTorch: what `make check` runs before the build.
 test-lib: venv
-	$(PY) -m pytest tests -m "not book and not pdf and not browser and not notebooks"
+	$(PY) -m pytest tests/library -m "not book and not pdf and not browser and not notebooks"
 
+# Both cores (pytest-xdist): each test file runs whole in one worker, so a file's module
+# fixtures (a served site, a browser, a graded class) are made once.
 test: system-deps venv book pdf slides handout
-	$(PY) -m pytest tests
+	$(PY) -m pytest tests -n 2 --dist loadfile
 
 clean:
 	rm -rf _build book/_static/katex node_modules

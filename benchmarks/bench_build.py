@@ -248,7 +248,7 @@ README_END = "<!-- end of the build figures -->"
 
 def readme_rows(r: dict) -> str:
     """The build's rows of docs/performance.md's table of targets, from one run's result ``r`` (the
-    ``build`` section of benchmarks/results.json); tests/test_readme.py checks them."""
+    ``build`` section of benchmarks/results.json); tests/site/test_readme.py checks them."""
     t, ok = r["targets"], r["pass"]
     clean, ex, cpu = r["clean_build"], r["page_execution_s"], r.get("page_cpu_s", {})
     slowest = max(ex, key=ex.get)

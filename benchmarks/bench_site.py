@@ -267,7 +267,7 @@ README_END = "<!-- end of the site table -->"
 
 def readme_table(r: dict) -> str:
     """docs/performance.md's per-page table and what it shows, every figure from one run's result
-    ``r`` (the ``site`` section of benchmarks/results.json); tests/test_readme.py checks
+    ``r`` (the ``site`` section of benchmarks/results.json); tests/site/test_readme.py checks
     that docs/performance.md holds exactly this text between README_START and README_END."""
     def lowest(runs: dict, cat: str) -> float:
         return min(runs[ff]["scores"][cat] for ff in FORM_FACTORS)

@@ -37,7 +37,7 @@ PNG_DPI = 120  # the site's PNG figures; the PDFs get diagrams at PRINT_DPI
 PRINT_DPI = 200
 # The width the figures are designed for: on a 390 CSS px phone the theme's article column
 # is 342 px wide, and a figure inside an exercise's solution box gets 320 px, the narrowest
-# (measured by tests/test_browser_layout.py; tests/test_figure_layout.py checks every
+# (measured by tests/browser/test_browser_layout.py; tests/library/test_figure_layout.py checks every
 # figure's text sizes against it).
 PHONE_CONTENT_PX = 320
 MIN_PHONE_TEXT_PX = 9

@@ -34,7 +34,18 @@ def test_the_bundle_has_what_gradescope_needs(bundle):
         assert os.access(bundle / name, os.X_OK), name
     pins = (bundle / "requirements.txt").read_text().splitlines()
     assert [line.split("==")[0] for line in pins] == ["numpy", "torch"] and all("==" in p for p in pins)
-    assert (bundle / "transformer_lessons" / "sandbox_worker.py").exists()
+    assert (bundle / "transformer_classroom" / "sandbox_worker.py").exists()
+    assert (bundle / "transformer_lessons" / "checks" / "core.py").exists()
+
+
+def test_the_bundle_carries_only_what_grading_needs(bundle):
+    """Grading's modules, not the plots, the pretrained model, the LMS export, the book's
+    reader or anything of the build."""
+    carried = {p.relative_to(bundle).as_posix() for p in bundle.rglob("*.py")}
+    for absent in ("transformer_lessons/plots.py", "transformer_lessons/pretrained.py", "transformer_lessons/diagrams.py",
+                   "transformer_classroom/lms.py", "transformer_classroom/book.py", "transformer_classroom/quiz_blocks.py"):
+        assert absent not in carried, absent
+    assert not (bundle / "book_build").exists()
     assert json.loads((bundle / "config.json").read_text())["items"] == list(ITEMS)
 
 

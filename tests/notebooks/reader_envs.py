@@ -2,7 +2,7 @@
 
 A reader who clicks *Colab* or *Binder* runs ``book/NAME.ipynb`` in a kernel that has
 none of the book's build tools (myst-nb, jupyter-book, pytest). The notebook tests
-(``tests/test_notebooks.py``) execute every notebook in two environments built here, so
+(``tests/notebooks/test_notebooks.py``) execute every notebook in two environments built here, so
 that a notebook that only runs in the project's ``.venv`` fails the suite:
 
 **colab**: a fresh virtual environment with what Colab has preinstalled *that the pages
@@ -45,7 +45,7 @@ them builds a new one; environments of an older key unused for three days are re
 Changes under ``code/`` or ``book/`` need no rebuild: Colab's install cell installs the
 snapshot afresh for every notebook, Binder's editable install reads the snapshot.
 
-``python tests/reader_envs.py [colab|binder]`` builds (or reuses) an environment and
+``python tests/notebooks/reader_envs.py [colab|binder]`` builds (or reuses) an environment and
 prints where it is and how long that took.
 """
 

@@ -2,7 +2,7 @@
 
 Marker ``notebooks``: the notebooks are in sync with their .md sources and carry the
 hidden install cell; each runs top to bottom in a fresh kernel of an environment built
-like Colab's and one built like Binder's (tests/reader_envs.py says how, and how they are
+like Colab's and one built like Binder's (tests/notebooks/reader_envs.py says how, and how they are
 cached), never in the project's .venv; neither environment has the book's build tools.
 Unmarked and fast: every third-party import of every notebook is installed by
 binder/requirements.txt + postBuild and by Colab + the notebook's install cell, and the
@@ -64,7 +64,7 @@ def test_notebook_has_no_outputs_and_an_install_cell(path, book_config):
     assert "google.colab" in first.source, f"{path.name}: install cell must do nothing outside Colab"
 
 
-# --- the readers' environments (tests/reader_envs.py) --------------------------------
+# --- the readers' environments (tests/notebooks/reader_envs.py) --------------------------------
 # Every notebook runs top to bottom in a fresh kernel of an environment like Colab's and
 # one like Binder's, never in this project's .venv: the .venv has the book's build tools
 # (myst-nb, jupyter-book), which a reader's kernel lacks, and would hide an import of them.

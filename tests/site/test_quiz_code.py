@@ -64,7 +64,7 @@ def test_every_question_is_labelled_and_found():
     labels = re.findall(r"^\((quiz-[a-z0-9-]+)\)=$", page_text(PAGE.parent, PAGE.stem), flags=re.M)
     assert len(labels) == len(set(labels)) == 18
     # every code question has a snippet; the questions on the real model are on a page
-    # of their own, after that page (tests/test_pretrained.py checks their answers)
+    # of their own, after that page (tests/library/test_pretrained.py checks their answers)
     assert set(labels) == set(QUESTIONS) and not any(label.startswith("quiz-real-") for label in labels)
     real = re.findall(r"^\((quiz-[a-z0-9-]+)\)=$", page_text(REAL_PAGE.parent, REAL_PAGE.stem), flags=re.M)
     assert real == ["quiz-real-shapes", "quiz-real-layer", "quiz-real-padding", "quiz-real-sink"]

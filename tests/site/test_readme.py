@@ -1,5 +1,5 @@
 """The README is a front door that stays short and points at docs/ that exists; docs/layout.md
-is true to the tree (every module of the package and every tool has a row in its
+is true to the tree (every module of the three packages has a row in its
 tables, and every row names something that exists); docs/performance.md's generated figures
 are the committed run's."""
 
@@ -10,8 +10,11 @@ import re
 import pytest
 from tests.book_files import ROOT
 
-PACKAGE = ROOT / "code" / "transformer_lessons"
-TOOLS = ROOT / "tools"
+PACKAGES = {
+    "## transformer_lessons, module by module": ROOT / "code" / "transformer_lessons",
+    "## transformer_classroom, module by module": ROOT / "code" / "classroom" / "transformer_classroom",
+    "## book_build, module by module": ROOT / "code" / "build" / "book_build",
+}
 
 
 def _section(text: str, heading: str) -> str:
@@ -32,20 +35,10 @@ def first_cells(text: str, heading: str) -> list[str]:
     return cells
 
 
-def modules() -> list[str]:
-    """The package's modules and subpackages, by name (``attention``, ``checks``)."""
-    found = {p.stem for p in PACKAGE.glob("*.py") if p.name != "__init__.py"}
-    found |= {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    return sorted(found)
-
-
-def tools() -> list[str]:
-    """Every tool, as ``tools/<name>`` (a folder of templates as ``tools/<folder>/``)."""
-    found = set()
-    for p in TOOLS.iterdir():
-        if p.name.startswith((".", "__")):
-            continue
-        found.add(f"tools/{p.name}/" if p.is_dir() else f"tools/{p.name}")
+def modules(package) -> list[str]:
+    """A package's modules and subpackages (and folders of data), by name (``attention``, ``checks``)."""
+    found = {p.stem for p in package.glob("*.py") if p.name != "__init__.py"}
+    found |= {p.name for p in package.iterdir() if p.is_dir() and not p.name.startswith((".", "__"))}
     return sorted(found)
 
 
@@ -67,21 +60,16 @@ def test_the_readme_is_a_front_door():
         assert (ROOT / target).exists(), f"README links {target}, which does not exist"
 
 
-def test_every_module_is_in_the_layout(readme):
-    listed = first_cells(readme, "## The package, module by module")
-    assert not set(modules()) - set(listed), f"modules missing from docs/layout.md: {sorted(set(modules()) - set(listed))}"
-    assert not set(listed) - set(modules()), f"docs/layout.md lists modules that do not exist: {sorted(set(listed) - set(modules()))}"
-
-
-def test_every_tool_is_in_the_layout(readme):
-    listed = first_cells(readme, "## The tools")
-    assert not set(tools()) - set(listed), f"tools missing from docs/layout.md: {sorted(set(tools()) - set(listed))}"
-    assert not set(listed) - set(tools()), f"docs/layout.md lists tools that do not exist: {sorted(set(listed) - set(tools()))}"
+@pytest.mark.parametrize("heading", sorted(PACKAGES))
+def test_every_module_is_in_the_layout(readme, heading):
+    listed, present = first_cells(readme, heading), modules(PACKAGES[heading])
+    assert not set(present) - set(listed), f"modules missing from docs/layout.md: {sorted(set(present) - set(listed))}"
+    assert not set(listed) - set(present), f"docs/layout.md lists modules that do not exist: {sorted(set(listed) - set(present))}"
 
 
 def test_the_reader_of_the_tables_sees_a_missing_row():
-    text = "### The tools\n\n| tool | what |\n|---|---|\n| `book_build.a` | a |\n\n## Next\n| `book_build.b` | b |\n"
-    assert first_cells(text, "### The tools") == ["code/build/book_build/a.py"]
+    text = "### The tools\n\n| tool | what |\n|---|---|\n| `a` | a |\n\n## Next\n| `b` | b |\n"
+    assert first_cells(text, "### The tools") == ["a"]
 
 
 def test_the_site_benchmark_table_is_the_committed_run(performance):

@@ -1,7 +1,7 @@
 """What the built site (_build/html) keeps of its performance and math set-up.
 
 The figures themselves (Lighthouse, page weight, layout shift) are measured by `make bench`
-(benchmarks/bench_site.py) and, for layout shift, by tests/test_browser.py; these checks
+(benchmarks/bench_site.py) and, for layout shift, by tests/browser/test_browser.py; these checks
 keep in place what produces them: math rendered at build time (no math script, KaTeX's
 stylesheet and fonts served by the site), the lighter layout of book/_templates/layout.html,
 a meta description on every page.

@@ -79,7 +79,7 @@ def forget(pages: list[Path]) -> list[Path]:
             record = cache.match_cache_notebook(nb)
         except KeyError:
             continue
-        cache.remove_cache_record(record.pk)
+        cache.remove_cache(record.pk)
         page.touch()
         removed.append(page)
     return removed

@@ -24,7 +24,7 @@ address of the repository of _config.yml (``github.com/OWNER/REPO`` ->
 ``https://OWNER.github.io/REPO/``), where the site is published.
 
 Two full sides: the text size is the largest (in steps of 0.25 pt) at which everything fits
-on two A4 pages, so the second page is full too (``tests/test_handout.py`` measures it).
+on two A4 pages, so the second page is full too (``tests/browser/test_handout.py`` measures it).
 """
 
 from __future__ import annotations

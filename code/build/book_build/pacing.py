@@ -17,7 +17,7 @@ One source for each, found by what the pages declare (``book_build.pages``):
   ``{{ time_<page> }}``, generated);
 * the run sheet is the page of ``kind: run-sheet``.
 
-``tests/test_pacing.py`` adds them up; ``book_build.slides`` turns the plan's slides and the
+``tests/site/test_pacing.py`` adds them up; ``book_build.slides`` turns the plan's slides and the
 run sheet into the deck and its speaker notes.
 
 How long a page takes (``reading_minutes``), measured on the built page as a student sees

@@ -30,7 +30,7 @@ same place, and whatever only the instructor edition has comes after it, at the 
 The alternative, answers in place in the instructor edition and boxes of the same height
 in the student edition, was rejected: LaTeX cannot reserve the height of a box that breaks
 across pages without typesetting its content, and a multi-page solution would leave a
-student a page and a half of blank paper. ``tests/test_pdf.py`` checks that both editions
+student a page and a half of blank paper. ``tests/pdf/test_pdf.py`` checks that both editions
 have the same number of pages before the instructor part, and the same page for every
 chapter.
 
@@ -43,7 +43,7 @@ chapter of that part here: it has no number on the web, so it has none in print
 (``book_build.ext.chapter_numbers`` turns LaTeX's chapter numbers off for the chapters
 Sphinx left unnumbered). The instructor part is the last part of ``_toc.yml`` too, so leaving it out
 of the student edition changes no number of what comes before it: a chapter, figure or
-equation has the same number on the web and in both editions (``tests/test_pdf.py``).
+equation has the same number on the web and in both editions (``tests/pdf/test_pdf.py``).
 
 Used by ``make pdf``.
 """

@@ -43,7 +43,7 @@ Figure, equation and cell slides take the title of the section they sit in (or `
 A label missing from the built site fails the build and names it.
 
 Every slide has a title. Text sizes are for a lecture room: at 1280 x 720, body text
-40 px, captions 28 px, code and output 26 px (``tests/test_slides.py`` measures them in Chromium,
+40 px, captions 28 px, code and output 26 px (``tests/browser/test_slides.py`` measures them in Chromium,
 scaled as displayed, and asserts at least 24 px).
 
 The PDF is printed by Chromium through Playwright (``book_build.printing``) once the deck

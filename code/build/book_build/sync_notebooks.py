@@ -25,9 +25,9 @@ after its setup cell), never in a visible or ``hide-input`` cell; the notebook t
 no glue, and has no need of it (its prose is the page's, with the glued numbers as roles
 a notebook does not render). A stand-in ``glue`` that works without myst-nb was not
 chosen: it would put build machinery in front of the reader for nothing.
-``tests/test_notebooks.py`` checks every import of every notebook against what Colab (with
+``tests/notebooks/test_notebooks.py`` checks every import of every notebook against what Colab (with
 the install cell) and ``binder/`` install, and runs every notebook in rebuilt Colab and
-Binder environments (``tests/reader_envs.py``).
+Binder environments (``tests/notebooks/reader_envs.py``).
 
 Each code cell of a solution block carries its source's fingerprint in its metadata
 (``transformer_classroom.submission.mark_solutions``): the grader skips a solution cell that

@@ -111,7 +111,7 @@ def charlm_box(model: CharLM, model_url: str = "../interactive/charlm/charlm.jso
 #
 # The page runs the real model in the browser too, downloaded only when the reader asks.
 # float32 would be 91 MB; the page ships 28.9 MB with the tokenizer. Measured on ten
-# sentences (tests/test_web_export.py, tests/test_browser_minilm.py, docs/instructors.md): word
+# sentences (tests/site/test_web_export.py, tests/browser/test_browser_minilm.py, docs/instructors.md): word
 # embeddings and both feed-forward matrices of every layer in int8 with one fp16 scale per
 # group of 16 values (symmetric, scale = max|w| / 127), the attention projections in fp16,
 # biases and LayerNorms in float32: an attention weight moves by at most 0.015. Groups of

@@ -175,7 +175,7 @@ RUBRIC = [
 
 LAB_EXERCISES = ("ex-exercises-self-attention", "ex-exercises-multihead", "ex-exercises-visualise")
 """The exercises the 2.5-hour session's lab assigns (the exercises page's ``pacing: session:``
-slide; ``tests/test_kit_references.py`` checks that they agree): the rest is homework.
+slide; ``tests/site/test_kit_references.py`` checks that they agree): the rest is homework.
 Written here and checked against the page rather than read from it when grading, because the
 grader also runs where the pages are not (the Gradescope bundle, an instructor's copy of
 the package)."""

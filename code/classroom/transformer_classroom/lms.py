@@ -79,7 +79,7 @@ FENCE = re.compile(r"^(`{3,}|~{3,})")
 LETTER_OPTION = re.compile(r"^- \*\*([A-Z])\.\*\*\s*(.*)$")
 NUMBER_OPTION = re.compile(r"^(\d+)\.\s+(.*)$")
 ANSWER_BOX = re.compile(r"^(:{3,})\{admonition\}")
-KEY = re.compile(r"^\*\*([A-Z]|\d+)(?:[.,]\*\*|\*\*[.,])")  # as tests/test_quiz_key.py reads it
+KEY = re.compile(r"^\*\*([A-Z]|\d+)(?:[.,]\*\*|\*\*[.,])")  # as tests/site/test_quiz_key.py reads it
 TRUE_FALSE = re.compile(r"^\*\*(True|False)\b[.,]?\*\*")
 ROLE = re.compile(r"\{(ref|doc|numref|term|cite:p|cite:t|eq)\}`([^`]*)`")
 

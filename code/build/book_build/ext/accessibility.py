@@ -1,4 +1,4 @@
-"""What axe-core (tests/test_browser.py) reports as serious or critical in HTML a dependency
+"""What axe-core (tests/browser/test_browser.py) reports as serious or critical in HTML a dependency
 writes as a fixed string that no setting changes: a string replacement in the page body at
 ``html-page-context`` (before the theme lays it out).
 

@@ -1,4 +1,4 @@
-"""In print, chapters, figures, equations and exercises numbered as on the web (tests/test_pdf.py).
+"""In print, chapters, figures, equations and exercises numbered as on the web (tests/pdf/test_pdf.py).
 
 * LaTeX numbers every chapter, Sphinx those of a numbered part (``numbered: true`` in _toc.yml,
   read from ``env.toc_secnumbers``, the numbers its own writers print: it documents no other

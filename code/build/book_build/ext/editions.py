@@ -5,7 +5,7 @@ target) builds the student edition, none or ``full`` the full book (the web site
 tags ``student_edition`` and ``instructor_edition`` are set for ``{only}`` blocks, as ``html``
 and ``latex`` are for wording that differs between web and print.
 
-**Same page and figure numbers in both editions** (tests/test_pdf.py): nothing is removed while
+**Same page and figure numbers in both editions** (tests/pdf/test_pdf.py): nothing is removed while
 the pages are read, so Sphinx numbers both alike. Only on the book the LaTeX builder assembles
 (:class:`AnswerBoxes`) is every quiz answer (class ``quiz-answer``), sphinx-exercise solution
 and element of class ``instructor-only`` (or cell so tagged) replaced by a box whose height

@@ -2,7 +2,7 @@
 
 Sphinx, the themes and the extensions link twelve stylesheets and eight synchronous scripts in
 ``<head>``, each a round trip before the first paint on a slow phone (Lighthouse's
-"render-blocking resources", benchmarks/bench_site.py, tests/test_site_performance.py). Changed
+"render-blocking resources", benchmarks/bench_site.py, tests/site/test_site_performance.py). Changed
 at ``html-page-context`` through the page's ``css_files``, ``script_files`` and ``css_bundle``
 (which book/_templates/layout.html links):
 

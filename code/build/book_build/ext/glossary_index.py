@@ -1,4 +1,4 @@
-"""In print, the index points where each glossary term is taught (tests/test_pdf.py):
+"""In print, the index points where each glossary term is taught (tests/pdf/test_pdf.py):
 
 * an entry for each glossary term at every section whose title names it, besides its own;
 * the glossary's own entries move from the term into its definition (same page): inside the

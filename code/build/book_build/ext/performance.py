@@ -1,5 +1,5 @@
 """What Sphinx and the theme offer no setting for, measured by benchmarks/bench_site.py and
-checked by tests/test_browser.py (the rest is configuration: KaTeX at build time, layout.html):
+checked by tests/browser/test_browser.py (the rest is configuration: KaTeX at build time, layout.html):
 
 * A meta description on every page (Lighthouse SEO), added to ``metatags`` at
   ``html-page-context``: the page's ``description`` front matter field, else its first paragraph
@@ -24,7 +24,7 @@ checked by tests/test_browser.py (the rest is configuration: KaTeX at build time
   and brands faces (the header's icons, every page) and the KaTeX faces the page's formulas
   use (KATEX_FACES: KaTeX's class names and the face katex.min.css gives each; check after a
   KaTeX upgrade), read from the page's HTML with Python's HTML parser.
-  tests/test_browser_fonts.py checks in Chromium that a page fetches every preload and no
+  tests/browser/test_browser_fonts.py checks in Chromium that a page fetches every preload and no
   font it did not preload.
 """
 

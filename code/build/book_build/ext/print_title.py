@@ -29,7 +29,7 @@ def _latex_elements(app, config) -> None:
 
 
 def setup(app):
-    app.setup_extension("editions")  # config.book_edition, set at its config-inited
-    app.setup_extension("substitutions")  # repo_url and licence, set at its config-inited
+    app.setup_extension("book_build.ext.editions")  # config.book_edition, set at its config-inited
+    app.setup_extension("book_build.ext.substitutions")  # repo_url and licence, set at its config-inited
     app.connect("config-inited", _latex_elements, priority=600)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -4,7 +4,7 @@ book's _config.yml (``repository: url`` and ``branch``; ``html_baseurl`` as ``pa
 set): ``repo_url``, ``source_url``, ``pages_url``, ``licence`` and the running example's sizes
 (``example_d_model``, ...). A key set under ``parse: myst_substitutions`` wins (a site published
 elsewhere than GitHub Pages sets ``pages_url`` there). The handout, the slides, the notebooks and
-the LMS export read the same function. tests/test_book_site.py.
+the LMS export read the same function. tests/site/test_book_site.py.
 """
 
 from transformer_classroom.book import book_values
