@@ -63,13 +63,13 @@ BASELINE = os.environ.get("BENCH_BASELINE")  # a git revision to time a clean bu
 # next phase's start (or the end). A phase whose start never shows is left out.
 ANSI = re.compile(r"\x1b\[[0-9;]*m")  # Sphinx colours its log even into a pipe
 PHASES = [
-    ("cache_guard", re.compile(r"tools/cache_guard\.py")),
-    ("execute_pages", re.compile(r"tools/execute_pages\.py")),
+    ("cache_guard", re.compile(r"book_build\.cache_guard")),
+    ("execute_pages", re.compile(r"book_build\.execute_pages")),
     ("sphinx_setup", re.compile(r"jupyter-book build|Running Jupyter-Book")),
     ("sphinx_read", re.compile(r"^reading sources")),
     ("sphinx_write", re.compile(r"^preparing documents")),  # then copying assets, writing output
     ("sphinx_finish", re.compile(r"^(generating indices|dumping search index|dumping object inventory)")),
-    ("lms_export", re.compile(r"transformer_lessons\.lms")),
+    ("lms_export", re.compile(r"transformer_classroom\.lms")),
 ]
 MARKDOWN_PAGE = "book/foundations.md"  # the page edited in the two incremental rebuilds
 CODE_PAGE = "book/foundations.md"

@@ -16,17 +16,14 @@ Mobile is run MOBILE_RUNS times a page (three; BENCH_MOBILE_RUNS sets it) and th
 median performance score is the one reported, every run's score beside it (Lighthouse's own
 advice on its variability, docs/variability.md: run it several times, take the median; its
 computeMedianRun picks by first paint and time to interactive instead, the score is what the
-targets are about). Needed here: in 39 of 75 mobile runs on 2026-12-02, on short pages and long,
-this headless Chromium showed its first frame about a second after the renderer painted it (observed first
-contentful paint 1.2-2.2 s, the renderer's first paint at 0.2-0.4 s and its main thread idle
-in between; a 30,000 px empty block under a short page does it too), and Lighthouse's
-simulated slow phone then counts every request and task before that late frame: speed index
-and largest contentful paint about 1 s later: a long page loses 0.02-0.05 of performance by it,
-a short one next to nothing (2026-12-02, idle machine). It is a known fault of Chromium in the lab,
+targets are about). Needed here: in many mobile runs this headless Chromium shows its first
+frame about a second after the renderer painted it, and Lighthouse's simulated slow phone
+then counts every request and task before that late frame (speed index and largest
+contentful paint about 1 s later). It is a known fault of Chromium in the lab,
 open upstream as GoogleChrome/lighthouse issue 17148 (viz withholds the page's BeginFrames
 for up to a second, "ThrottleUnresponsiveClient"; it reproduces on PageSpeed Insights too), not
-of the page. Chromium with a window on a virtual display (Xvfb) does it too (2026-12-03), so
-headless stays. Each run's observed first paint is kept in the results, so such
+of the page. Chromium with a window on a virtual display (Xvfb) does it too, so headless
+stays. Each run's observed first paint is kept in the results, so such
 a run can be told. Desktop runs once.
 
 Targets (issue 15), on every page: performance >= 0.95 mobile and 1.00 desktop;

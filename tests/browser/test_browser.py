@@ -638,8 +638,7 @@ def test_no_layout_shift(site, browser, toc_files):
 # Above Lighthouse's mobile profile (4x, a mid-range phone). At 6x the notation page's
 # tables moved when KaTeX's fonts arrived after the first paint (CLS 0.011-0.019); their
 # columns now have fixed widths (custom.css, symbol-table), and since the first paint waits
-# for the whole article (layout.html) 6x passed on every page three times in a row on
-# 2026-12-01 at a load average of 10-12 (Lighthouse and other builds beside it).
+# for the whole article (layout.html), so 6x passes on every page, on a loaded machine too.
 CPU_SLOWDOWN = 6
 
 
@@ -731,8 +730,8 @@ def test_every_heading_is_in_the_accessibility_tree(site, browser, toc_files):
     """What a screen reader is given: every shown heading of every page is a heading in
     Chromium's accessibility tree, at 390 px, the page as loaded (not scrolled). axe reads the
     DOM and would not see the difference: `content-visibility: auto` on a page's sections
-    (tried on 2026-12-04 to cut a long page's first layout) left the headings of the sections
-    below the screen out of the tree, marked "notRendered" (foundations: 4 of its 7)."""
+    leaves the headings of the sections below the screen out of the tree, marked
+    "notRendered" (docs/decisions.md)."""
     problems = []
     context = browser.new_context(viewport=PHONE)
     try:

@@ -68,6 +68,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from book_build import sync_notebooks
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # What Colab has preinstalled that the pages use (a page that imports something else

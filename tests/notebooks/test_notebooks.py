@@ -38,7 +38,7 @@ def _executable_sources() -> list[Path]:
 @pytest.mark.notebooks
 def test_notebooks_in_sync_with_sources():
     result = subprocess.run(
-        [sys.executable, "code/build/book_build/sync_notebooks.py", "--check"], cwd=ROOT, capture_output=True, text=True
+        [sys.executable, "-m", "book_build.sync_notebooks", "--check"], cwd=ROOT, capture_output=True, text=True
     )
     assert result.returncode == 0, f"notebooks out of date, run `make notebooks`:\n{result.stdout}{result.stderr}"
 

@@ -51,7 +51,7 @@ def test_run_writes_one_document_from_the_sections_given(tmp_path, monkeypatch, 
     fake = types.ModuleType("bench_fake")
     fake.run = lambda: {"answer": 42}
     fake.summary = lambda result: f"the answer is {result['answer']}"
-    monkeypatch.setitem(sys.modules, "bench_fake", fake)
+    monkeypatch.setitem(sys.modules, "benchmarks.bench_fake", fake)
     monkeypatch.setattr(run, "SECTIONS", ["fake"])
     out = tmp_path / "results.json"
 
@@ -73,7 +73,7 @@ def test_update_replaces_only_the_sections_given(tmp_path, monkeypatch, capsys):
     fake = types.ModuleType("bench_fake")
     fake.run = lambda: {"answer": 43}
     fake.summary = lambda result: f"the answer is {result['answer']}"
-    monkeypatch.setitem(sys.modules, "bench_fake", fake)
+    monkeypatch.setitem(sys.modules, "benchmarks.bench_fake", fake)
     monkeypatch.setattr(run, "SECTIONS", ["fake", "other"])
     out = tmp_path / "results.json"
     earlier = {"date": "2000-01-01T00:00:00+00:00", "machine": {"cpu": "old"},

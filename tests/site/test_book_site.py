@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
-from book_build import pages
+from transformer_classroom import book
 import pytest
 from bs4 import BeautifulSoup
 from tests.book_files import PLACEHOLDER, ROOT, html_page, source

@@ -11,35 +11,61 @@ import pytest
 
 @pytest.fixture
 def guard(tmp_path, monkeypatch):
-    """code/build/book_build/cache_guard.py pointed at a tiny project in tmp_path."""
+    """book_build.cache_guard pointed at a tiny project in tmp_path: the three packages, the
+    pins, and two pages, one of which imports the classroom."""
     module = cache_guard
-    (tmp_path / "code" / "pkg").mkdir(parents=True)
-    (tmp_path / "code" / "pkg" / "mod.py").write_text("X = 1\n")
+    for folder, name in (("transformer_lessons", "mod.py"), ("classroom", "grade.py"), ("build", "site.py")):
+        (tmp_path / "code" / folder).mkdir(parents=True)
+        (tmp_path / "code" / folder / name).write_text("X = 1\n")
     (tmp_path / "requirements.txt").write_text("numpy==2.4.6\n")
     (tmp_path / "pyproject.toml").write_text("[project]\n")
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "plain.md").write_text("# Plain\n\n```{code-cell} ipython3\nimport transformer_lessons\n```\n")
+    (tmp_path / "book" / "grading.md").write_text("# Grading\n\n```{code-cell} ipython3\nfrom transformer_classroom import grade\n```\n")
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/plain\nchapters:\n- file: book/grading\n")
+    (tmp_path / "_config.yml").write_text("title: t\n")
     monkeypatch.setattr(module, "ROOT", tmp_path)
     monkeypatch.setattr(module, "BUILD", tmp_path / "_build")
     monkeypatch.setattr(module, "STAMP", tmp_path / "_build" / ".inputs-sha256")
-    return module, tmp_path
+    monkeypatch.setattr(module, "SIDE_STAMP", tmp_path / "_build" / ".classroom-build-sha256")
+    forgotten = []
+    monkeypatch.setattr(module, "forget", lambda pages: forgotten.extend(pages) or pages)
+    return module, tmp_path, forgotten
 
 
 def test_cache_guard_keeps_build_while_code_is_unchanged(guard):
-    module, root = guard
+    module, root, forgotten = guard
     module.main()
     (root / "_build" / "page.html").write_text("cached")
     module.main()
-    assert (root / "_build" / "page.html").exists()
+    assert (root / "_build" / "page.html").exists() and not forgotten
 
 
-@pytest.mark.parametrize("changed", ["code/pkg/mod.py", "requirements.txt", "pyproject.toml", "code/pkg/new.py"])
+@pytest.mark.parametrize("changed", ["code/transformer_lessons/mod.py", "requirements.txt", "pyproject.toml",
+                                     "code/transformer_lessons/new.py"])
 def test_cache_guard_wipes_build_when_an_input_changes(guard, changed):
-    module, root = guard
+    module, root, _ = guard
     module.main()
     (root / "_build" / "page.html").write_text("stale")
     (root / changed).write_text("# edited\n")
     module.main()
     assert not (root / "_build" / "page.html").exists()
     assert (root / "_build" / ".inputs-sha256").exists()
+
+
+@pytest.mark.parametrize("changed", ["code/classroom/grade.py", "code/build/site.py", "code/build/new.py"])
+def test_cache_guard_forgets_only_the_pages_that_import_the_classroom_or_the_build(guard, changed):
+    module, root, forgotten = guard
+    module.main()
+    (root / "_build" / ".jupyter_cache").mkdir()
+    for export in module.EXPORTS:
+        (root / "_build" / export).parent.mkdir(parents=True, exist_ok=True)
+        (root / "_build" / export).write_text("{}")
+    (root / "_build" / "page.html").write_text("kept")
+    (root / changed).write_text("# edited\n")
+    module.main()
+    assert (root / "_build" / "page.html").exists(), "a change to the classroom or the build wiped the whole build"
+    assert forgotten == [root / "book" / "grading.md"]
 
 
 def test_pdf_tables_of_contents():
@@ -160,7 +186,7 @@ def test_requirements_pin_the_math_toolchain():
 
 
 def test_cache_guard_wipes_a_cache_whose_exports_are_gone(guard):
-    module, root = guard
+    module, root, _ = guard
     module.main()
     (root / "_build" / ".jupyter_cache").mkdir()
     for rel in module.EXPORTS:

@@ -3,8 +3,8 @@ as soon as the socket file exists, before the server listens: on a loaded machin
 failed with ConnectionRefusedError; and it gives the server 5 s to start, a formula 5 s to
 render. Here the connection is retried until the start-up timeout, both timeouts are 60 s.
 Upstream: katex.py (KaTeXServer.start_server_process, STARTUP_TIMEOUT, RENDER_TIMEOUT); no issue
-of hagenw/sphinxcontrib-katex names the race (searched 2026-12-02). Drop this file when a
-release retries the connection.
+of hagenw/sphinxcontrib-katex names the race. Drop this file when a release retries the
+connection.
 """
 
 import socket

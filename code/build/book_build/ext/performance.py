@@ -13,10 +13,9 @@ checked by tests/browser/test_browser.py (the rest is configuration: KaTeX at bu
   it when it nears the viewport, not before the first paint. A figure drawn for both colour modes
   is two images (``only-light``, ``only-dark``, book_build.site.ThemedImages), one
   hidden by the theme after the header's switch (a ``<picture>`` would follow the system's mode
-  instead), and a lazy image the browser does not render is not fetched at all.
-  Measured 2026-12-03 on ``real_model``, whose three cell-output figures were the only eager ones
-  (62 KiB, fetched before the first paint): Lighthouse's simulated largest paint 2.47-2.49 s
-  against 2.63-2.74 s, in the runs of four each, interleaved, whose first frame came at 1.2-1.3 s.
+  instead), and a lazy image the browser does not render is not fetched at all. An eager
+  image is fetched before the first paint and counts in the simulated phone's largest paint
+  (``make bench``; the measurement that decided it is in git history).
 * Every web font a page draws, preloaded (``font_preloads`` at ``html-page-context``, written
   as ``<link rel="preload">`` by book/_templates/layout.html): a font named only in the
   stylesheet is requested when the first layout finds text that needs it, so it arrives late
