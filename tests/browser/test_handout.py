@@ -16,12 +16,13 @@ import subprocess
 import pytest
 from bs4 import BeautifulSoup
 from tests.book_files import HTML, ROOT
+from transformer_classroom import book
 
 pytestmark = [pytest.mark.browser, pytest.mark.pdf]
 
 HANDOUT = HTML / "handout" / "index.html"
-HANDOUT_PDF = HTML / "pdf" / "transformer-lessons-handout.pdf"
-STUDENT_PDF = ROOT / "_build" / "transformer-lessons-student.pdf"
+HANDOUT_PDF = HTML / "pdf" / book.published()["pdf_handout"]
+STUDENT_PDF = ROOT / "_build" / book.published()["pdf_student"]
 
 
 def run(*cmd) -> str:

@@ -25,6 +25,7 @@ from urllib.parse import urlparse
 import pytest
 from bs4 import BeautifulSoup
 from tests.book_files import HTML, ROOT, html_page
+from transformer_classroom import book
 
 from book_build import built
 from book_build import chromium
@@ -33,8 +34,8 @@ from book_build import pacing
 pytestmark = pytest.mark.browser
 
 DECK = HTML / "slides" / "index.html"
-DECK_PDF = HTML / "slides" / "transformer-lessons-slides.pdf"
-HANDOUT_PDF = HTML / "pdf" / "transformer-lessons-handout.pdf"
+DECK_PDF = HTML / "slides" / book.published()["pdf_slides"]
+HANDOUT_PDF = HTML / "pdf" / book.published()["pdf_handout"]
 SHOTS = ROOT / "_build" / "screenshots"
 MIN_SMALL_PX = 24  # code, output, captions
 MIN_BODY_PX = 28  # bullet points and quiz text

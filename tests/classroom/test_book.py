@@ -10,8 +10,19 @@ from transformer_classroom import book, lms
 
 
 def _book(tmp_path, **config):
+    config = {"title": "A course", "author": "Its teachers", "course": {"name": "a-course"}, **config}
     (tmp_path / "_config.yml").write_text(yaml.safe_dump(config))
     return tmp_path
+
+
+def test_the_published_files_are_named_by_the_course(tmp_path):
+    root = _book(tmp_path, repository={"url": "https://github.com/o/r"})
+    values = book.book_values(root)
+    assert values["pdf_student"] == "a-course-student.pdf" and values["lms_qti"] == "a-course-qti.zip"
+    assert (values["book_title"], values["book_author"]) == ("A course", "Its teachers")
+    (tmp_path / "_config.yml").write_text(yaml.safe_dump({"title": "t", "author": "a", "course": {"name": "Bad Name"}}))
+    with pytest.raises(book.BookError, match="Bad Name"):
+        book.published(root)
 
 
 def test_pages_url_is_github_pages_of_the_repository(tmp_path):

@@ -18,8 +18,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from transformer_classroom import grade, gradescope, variants
+from transformer_classroom import book, grade, gradescope, variants
 from transformer_lessons.attention import softmax
+
+SEED = book.course_name()  # what the commands use without --variant-seed
 
 HEADER = "import numpy as np\nfrom transformer_lessons import softmax\n\n"
 
@@ -111,20 +113,20 @@ def test_the_checks_name_the_usual_mistakes():
 
 def test_the_variant_is_a_fixed_function_of_id_and_seed():
     ids = [f"s{i:04d}" for i in range(500)]
-    first = [variants.variant_for(s).key for s in ids]
-    assert first == [variants.variant_for(f" {s} ").key for s in ids]  # spaces do not matter
+    first = [variants.variant_for(s, SEED).key for s in ids]
+    assert first == [variants.variant_for(f" {s} ", SEED).key for s in ids]  # spaces do not matter
     counts = Counter(first)
     assert set(counts) == set(variants.BY_KEY) and min(counts.values()) > 500 / len(counts) / 2, counts
     other = [variants.variant_for(s, seed="spring-2027").key for s in ids]
     assert sum(a != b for a, b in zip(first, other)) > len(ids) / 2  # another seed, another assignment
     with pytest.raises(ValueError, match="student id"):
-        variants.variant_for("  ")
+        variants.variant_for("  ", SEED)
 
 
 def test_variant_for_prints_the_task_without_a_solution(capsys):
     assert grade.main(["--variant-for", "s0001"]) == 0
     out = capsys.readouterr().out
-    variant = variants.variant_for("s0001")
+    variant = variants.variant_for("s0001", SEED)
     assert f"`{variant.name}{variant.signature}`" in out and variant.key in out and "s0001" in out
     assert "np.where" not in out and "swapaxes" not in out
 
@@ -141,7 +143,7 @@ def test_the_roster_is_read_strictly(tmp_path):
         variants.read_roster(path)
 
 
-def _ids_for(*keys: str, seed: str = variants.DEFAULT_SEED) -> dict[str, str]:
+def _ids_for(*keys: str, seed: str = SEED) -> dict[str, str]:
     """A student id for each variant key."""
     found = {}
     for i in range(10_000):
@@ -170,7 +172,7 @@ def test_the_roster_grades_each_submission_against_its_variant(tmp_path, capsys)
         writer.writerow([ids["padding"], files["padding"].name])
         writer.writerow(["id-swap-" + ids["padding"], swapped.name])
     # the third id must have the padding variant too: find one
-    swap_id = next(f"swap{i}" for i in range(10_000) if variants.variant_for(f"swap{i}").key == "padding")
+    swap_id = next(f"swap{i}" for i in range(10_000) if variants.variant_for(f"swap{i}", SEED).key == "padding")
     roster.write_text(roster.read_text().replace("id-swap-" + ids["padding"], swap_id))
     marks = tmp_path / "marks.csv"
     code = grade.main(["--variants", str(roster), str(files["cross"]), str(files["padding"]), str(swapped),

@@ -20,7 +20,7 @@ from xml.etree import ElementTree as ET
 import pytest
 from tests.book_files import ROOT
 
-from transformer_classroom import lms
+from transformer_classroom import book, lms
 from transformer_classroom.quiz_blocks import page_text, quiz_pages
 
 BOOK = ROOT / "book"
@@ -249,7 +249,7 @@ def test_every_labelled_question_of_every_quiz_page_is_found():
 
 
 def test_the_export_agrees_with_the_book(exported):
-    qti, moodle = read_qti(exported[lms.QTI_ZIP]), read_moodle(exported[lms.MOODLE_XML])
+    qti, moodle = read_qti(exported[lms.QTI]), read_moodle(exported[lms.MOODLE])
     problems = differences(book_questions(), shared_options(), qti, moodle)
     assert not problems, "\n".join(problems)
     assert sum(1 for q in qti.values() if q["type"] == "multiple_choice_question") >= 15
@@ -261,7 +261,7 @@ def test_the_key_test_and_the_export_agree(exported):
     """The single-choice questions the key-fairness test reads have the same key exported."""
     from tests.site import test_quiz_key
 
-    qti = read_qti(exported[lms.QTI_ZIP])
+    qti = read_qti(exported[lms.QTI])
     found = test_quiz_key.all_questions()
     assert found
     for q in found:
@@ -274,7 +274,7 @@ def test_the_key_test_and_the_export_agree(exported):
 
 
 def test_feedback_is_the_explanation_and_links_back(exported):
-    qti, moodle = read_qti(exported[lms.QTI_ZIP]), read_moodle(exported[lms.MOODLE_XML])
+    qti, moodle = read_qti(exported[lms.QTI]), read_moodle(exported[lms.MOODLE])
     parsed = {q.label: q for p in lms.read_quizzes(BOOK) for q in p.questions}
     for label, x in qti.items():
         assert f'href="{URL}book/{parsed[label].page}.html#{label}"' in x["feedback"], label
@@ -294,9 +294,9 @@ def test_feedback_is_the_explanation_and_links_back(exported):
 
 def test_the_export_is_deterministic(tmp_path, exported):
     again = lms.export(BOOK, tmp_path, URL)
-    for name in lms.PACKAGES:
-        assert again[name].read_bytes() == exported[name].read_bytes(), name
-    with zipfile.ZipFile(exported[lms.QTI_ZIP]) as zf:
+    for key in (lms.QTI, lms.MOODLE):
+        assert again[key].read_bytes() == exported[key].read_bytes(), key
+    with zipfile.ZipFile(exported[lms.QTI]) as zf:
         assert {i.date_time for i in zf.infolist()} == {lms.ZIP_TIME}
         assert zf.namelist() == sorted(zf.namelist())
 
@@ -318,9 +318,9 @@ def test_a_changed_answer_changes_the_export_and_fails_the_round_trip(tmp_path, 
     assert "**C.** The RNN passes" in text
     page.write_text(text.replace("**C.** The RNN passes", "**B.** The RNN passes"))
     changed = lms.export(book, tmp_path / "out", URL)
-    assert changed[lms.QTI_ZIP].read_bytes() != exported[lms.QTI_ZIP].read_bytes()
-    assert changed[lms.MOODLE_XML].read_bytes() != exported[lms.MOODLE_XML].read_bytes()
-    qti, moodle = read_qti(changed[lms.QTI_ZIP]), read_moodle(changed[lms.MOODLE_XML])
+    assert changed[lms.QTI].read_bytes() != exported[lms.QTI].read_bytes()
+    assert changed[lms.MOODLE].read_bytes() != exported[lms.MOODLE].read_bytes()
+    qti, moodle = read_qti(changed[lms.QTI]), read_moodle(changed[lms.MOODLE])
     problems = differences(book_questions(BOOK), shared_options(BOOK), qti, moodle)
     assert any(p.startswith("quiz-path-length: QTI answer B") for p in problems), problems
     assert any(p.startswith("quiz-path-length: Moodle marks") for p in problems), problems
@@ -341,7 +341,7 @@ def test_a_broken_question_is_an_error_not_a_silent_miss(tmp_path):
 
 
 def test_the_moodle_bank_has_one_category_per_quiz_page(exported):
-    root = ET.parse(exported[lms.MOODLE_XML]).getroot()
+    root = ET.parse(exported[lms.MOODLE]).getroot()
     categories = [q.findtext("category/text") for q in root.findall("question") if q.get("type") == "category"]
     titles = [p.title for p in lms.read_quizzes(BOOK)]
     assert categories == [f"{lms.CATEGORY}/{t}" for t in titles]
@@ -356,8 +356,9 @@ def test_the_command_writes_and_publishes(tmp_path):
     code = lms.main(["--book", str(BOOK), "--out", str(tmp_path / "lms"), "--publish", str(tmp_path / "html" / "lms"),
                      "--url", URL])
     assert code == 0
-    for name in lms.PACKAGES:
-        assert (tmp_path / "html" / "lms" / name).read_bytes() == (tmp_path / "lms" / name).read_bytes()
+    names = book.published()
+    for key in (lms.QTI, lms.MOODLE):
+        assert (tmp_path / "html" / "lms" / names[key]).read_bytes() == (tmp_path / "lms" / names[key]).read_bytes()
 
 
 @pytest.mark.book
@@ -368,9 +369,9 @@ def test_the_site_publishes_the_packages_and_the_assessment_page_links_them(html
     soup = BeautifulSoup(page.read_text(), "html.parser")
     links = {a["href"] for a in soup.find_all("a", href=True)}
     fresh = lms.export(BOOK, tmp_path, None)
-    for name in lms.PACKAGES:
-        href = f"../lms/{name}"
+    for key in (lms.QTI, lms.MOODLE):
+        href = f"../lms/{fresh[key].name}"
         assert href in links, f"the assessment page does not link {href}"
         published = (page.parent / href).resolve()
         assert published.is_file(), f"{href} is linked but not published in _build/html"
-        assert published.read_bytes() == fresh[name].read_bytes(), f"{href} is stale: rebuild with make book"
+        assert published.read_bytes() == fresh[key].read_bytes(), f"{href} is stale: rebuild with make book"

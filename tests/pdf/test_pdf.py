@@ -28,7 +28,7 @@ EDITIONS = ("student", "instructor")
 
 
 def pdf_path(edition: str) -> Path:
-    return BUILD / f"transformer-lessons-{edition}.pdf"
+    return BUILD / book.published()[f"pdf_{edition}"]
 
 
 def latex_log(edition: str) -> Path:
@@ -270,12 +270,11 @@ def test_long_code_lines_wrap_rather_than_clip(edition, toc_files):
 
 
 def test_site_links_to_both_pdfs():
-    """The intro page links to ../pdf/transformer-lessons-<edition>.pdf and `make site`
-    put the files there."""
+    """The intro page links to ../pdf/<course>-<edition>.pdf and `make site` put the files there."""
     page = html_page("book/intro")
     hrefs = [a["href"] for a in BeautifulSoup(page.read_text(), "html.parser").select("a[href$='.pdf']")]
     for edition in EDITIONS:
-        links = [h for h in hrefs if h.endswith(f"transformer-lessons-{edition}.pdf")]
+        links = [h for h in hrefs if h.endswith(book.published()[f"pdf_{edition}"])]
         assert links, f"no link to the {edition} PDF on the intro page: {hrefs}"
         for href in links:
             target = (page.parent / href).resolve()

@@ -38,7 +38,6 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-import yaml
 
 from transformer_classroom import book
 
@@ -48,7 +47,7 @@ READ_DATA = {"type": "plugin", "name": "myst_nb_md"}  # how myst-nb registers a 
 
 
 def config() -> dict:
-    return yaml.safe_load((ROOT / "_config.yml").read_text())
+    return book.config(ROOT)
 
 
 def toc_pages() -> list[Path]:

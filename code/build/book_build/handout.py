@@ -34,16 +34,15 @@ import re
 import sys
 from pathlib import Path
 
-import yaml
+from bs4 import BeautifulSoup
 from transformer_classroom import book
 
 from . import built, printing
-from bs4 import BeautifulSoup
 
 ROOT = built.ROOT
 SITE = built.SITE
 HANDOUT = SITE / "handout"
-HANDOUT_PDF = SITE / "pdf" / "transformer-lessons-handout.pdf"
+HANDOUT_PDF = SITE / "pdf" / book.published(ROOT)["pdf_handout"]
 TEMPLATES = printing.TEMPLATES  # page.html (every kit page), handout.css
 AUX = ROOT / "_build" / "pdf-student" / "_build" / "latex" / "book.aux"
 DIAGRAMS = ["fig-foundations-self-attention-diagram", "fig-encoder-layer-diagram"]
@@ -197,11 +196,11 @@ def build(printed) -> str:
     import segno
 
     url = address()
-    repo = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
+    repo = book_values()["repo_url"]
     qr = segno.make(url, error="m").svg_inline(scale=4, border=0)
     eq_table, n_eq = equations(printed)
     ex_table, n_ex = exercises(printed)
-    title = yaml.safe_load((ROOT / "_config.yml").read_text())["title"]
+    title = book.title(ROOT)
     cheat = built.page(book.the("cheat-sheet"))
     running = cheat.select_one("article section > p:nth-of-type(1)")
     running_text = ""

@@ -91,7 +91,7 @@ SLOTS = {  # slot of a page's ``pacing:`` -> the keys a row may have there, the 
     "self-study": ({"segment", "minutes", "after", "pages"}, {"self-study"}),
     "short": ({"run-sheet", "after", "segment", "minutes", "mode", "select", "pages"}, MODES),
 }
-PLAN_KEYS = {"session-minutes", "short-minutes", "slides-title"}  # only on the pacing-plan page
+PLAN_KEYS = {"session-minutes", "short-minutes"}  # only on the pacing-plan page
 
 
 class PacingError(ValueError):
@@ -290,10 +290,8 @@ def short_plan_totals() -> tuple[int, int]:
 
 
 def slides_title() -> str:
-    title = _declared(_plan_page()).get("slides-title")
-    if not isinstance(title, str) or not title:
-        raise PacingError(f"{_where(_plan_page(), 'slides-title')}: the deck's title is missing")
-    return title
+    """The deck's title: the book's (``title`` in _config.yml)."""
+    return book.title()
 
 
 # --- the plans' tables, written into the pacing-plan page (code/build/book_build/pages.py sync) ---------------

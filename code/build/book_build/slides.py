@@ -13,7 +13,7 @@ number (figure, equation, exercise, quiz question) is the one the build printed,
 by label (``book_build.built``). Each page says which of its figures, equations, cells,
 tables and quiz questions make the slides of its segment, in its front matter
 (``pacing: session: slides:``, ``book_build.pages``; the title slide and the buffer's are the
-pacing-plan page's, with the deck's title ``pacing: slides-title``), and ``book_build.pacing``
+pacing-plan page's; the deck's title is the book's), and ``book_build.pacing``
 reads them with the plan: the deck follows the session, segment by segment of the run sheet
 (the page of ``kind: run-sheet``, by its sections' labels). Each slide's speaker notes
 (press S) are that segment's text as the built run sheet shows it, as plain text
@@ -58,17 +58,17 @@ import re
 import shutil
 import sys
 
-import yaml
+from bs4 import BeautifulSoup, NavigableString, Tag
+from transformer_classroom import book
 
 from . import built, pacing, printing
-from bs4 import BeautifulSoup, NavigableString, Tag
 
 ROOT = built.ROOT
 SITE = built.SITE
 TEMPLATES = printing.TEMPLATES  # page.html (every kit page), slides.html, slides.js, slides.css
 REVEAL = ROOT / "node_modules" / "reveal.js" / "dist"
 SLIDES = SITE / "slides"
-SLIDES_PDF = SLIDES / "transformer-lessons-slides.pdf"
+SLIDES_PDF = SLIDES / book.published(ROOT)["pdf_slides"]
 REVEAL_FILES = ["reveal.js", "reveal.css", "theme/white.css", "plugin/notes.js"]
 DEST = "slides/index.html"
 WIDTH, HEIGHT = 1280, 720
@@ -261,14 +261,13 @@ def book_slide(spec: dict) -> tuple[str, str]:
     from . import handout
     import segno
 
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
     url = handout.address()
     qr = segno.make(url, error="m").svg_inline(scale=8, border=0)
     points = "".join(f"<li>{html.escape(resolve(p))}</li>" for p in spec.get("points", []))
     body = (f'<div class="tl-book"><div><ul>{points}</ul><p class="tl-address">{html.escape(url)}</p>'
             f'<p class="tl-source">source ({html.escape(handout.book_values()["licence"])} licence): '
             f'{html.escape(handout.book_values()["repo_url"])}</p></div>{qr}</div>')
-    return html.escape(spec.get("title") or config["title"]), body
+    return html.escape(spec.get("title") or book.title(ROOT)), body
 
 
 def _slide(slide: dict, page: str | None) -> tuple[str, str, str]:

@@ -49,7 +49,6 @@ from pathlib import Path
 import jinja2
 import jupytext
 import nbformat
-import yaml
 from transformer_classroom import book
 from transformer_classroom.submission import SOLUTION_KEY, mark_solutions
 
@@ -66,8 +65,7 @@ SITE_ONLY = "site-only"
 
 
 def repository() -> tuple[str, str]:
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    repo = config["repository"]
+    repo = book.config(ROOT)["repository"]
     return repo["url"].rstrip("/"), repo.get("branch", "main")
 
 

@@ -104,6 +104,32 @@ def author(root: Path | str | None = None) -> str:
     return str(config(root)["author"])
 
 
+def course_name(root: Path | str | None = None) -> str:
+    """``course: name``: the prefix of the files the site publishes and the variants' default seed."""
+    name = str((config(root).get("course") or {}).get("name") or "")
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", name):
+        raise BookError(f"_config.yml: course: name: {name!r} must be lower-case letters, digits and hyphens "
+                        "(it names the published files)")
+    return name
+
+
+# What the site publishes besides its pages, by key: ``{course name}-<suffix>``.
+PUBLISHED = {
+    "pdf_student": "student.pdf",
+    "pdf_instructor": "instructor.pdf",
+    "pdf_handout": "handout.pdf",
+    "pdf_slides": "slides.pdf",
+    "lms_qti": "qti.zip",
+    "lms_moodle": "moodle.xml",
+}
+
+
+def published(root: Path | str | None = None) -> dict[str, str]:
+    """The file name of each file the site publishes (:data:`PUBLISHED`), from the course's name."""
+    name = course_name(root)
+    return {key: f"{name}-{suffix}" for key, suffix in PUBLISHED.items()}
+
+
 def values(repo_url: str, branch: str = "main") -> dict[str, str]:
     """What ``{{ name }}`` in a page stands for, given ``repository: url`` and ``branch``
     of _config.yml:
@@ -116,6 +142,9 @@ def values(repo_url: str, branch: str = "main") -> dict[str, str]:
     * ``licence``: the learner package's licence (its metadata, from pyproject.toml);
     * ``example_T``, ``example_d_model``, ``example_heads``, ``example_d_k``,
       ``example_d_ff``: the running example's sizes (:mod:`transformer_lessons.example`).
+
+    :func:`book_values` adds the book's own: ``book_title``, ``book_author`` and the names
+    of the published files (:func:`published`).
     """
     from transformer_lessons import example
 
@@ -148,11 +177,19 @@ def book_values(root: Path | str | None = None) -> dict[str, str]:
     base = ((cfg.get("sphinx") or {}).get("config") or {}).get("html_baseurl")
     if base:
         found["pages_url"] = base if base.endswith("/") else base + "/"
+    found.update({"book_title": title(root), "book_author": author(root), **published(root)})
     found.update({k: str(v) for k, v in ((cfg.get("parse") or {}).get("myst_substitutions") or {}).items()})
     return found
 
 
 # --- _toc.yml ------------------------------------------------------------------------------
+
+def toc(root: Path | str | None = None) -> dict:
+    """``_toc.yml``, parsed (a copy: the caller may change it)."""
+    import copy
+
+    return copy.deepcopy(_read_yaml(_root(root) / "_toc.yml"))
+
 
 def toc_files(root: Path | str | None = None, toc: Path | None = None) -> list[str]:
     """Every document of ``_toc.yml`` (or of ``toc``), root first, in its order, as written
@@ -284,3 +321,21 @@ def is_notebook(page: str, root: Path | str | None = None) -> bool:
 def notebook_pages(root: Path | str | None = None) -> list[str]:
     """The executable pages of the book folder, by name."""
     return [p for p in names(root) if is_notebook(p, root)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m transformer_classroom.book KEY``: print one of :func:`book_values` (the
+    Makefile asks it for the PDFs' names)."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    values = book_values()
+    if len(args) != 1 or args[0] not in values:
+        print(f"usage: python -m transformer_classroom.book KEY, KEY one of {sorted(values)}", file=sys.stderr)
+        return 2
+    print(values[args[0]])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -569,6 +569,17 @@ def csv_text(results: list[Result], items: list[Item], student_variants: dict[st
     return buf.getvalue()
 
 
+def default_seed(parser: argparse.ArgumentParser) -> str:
+    """The variants' seed when none is given: the course's name (``course: name`` of the
+    book's _config.yml), so two courses forked from the book give a student different variants."""
+    from . import book
+
+    try:
+        return book.course_name()
+    except (book.BookError, OSError) as err:
+        parser.error(f"give --variant-seed (no book's _config.yml to take the course's name from: {err})")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m transformer_classroom.grade",
@@ -595,9 +606,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variants", nargs="?", const=True, metavar="ROSTER",
                         help="grade the assignment against each student's variant: a CSV with columns student "
                         "(the id) and submission (the file)")
-    parser.add_argument("--variant-seed", default=variants.DEFAULT_SEED,
-                        help=f"the course's seed that, with the id, chooses a variant (default {variants.DEFAULT_SEED!r})")
+    parser.add_argument("--variant-seed", default=None,
+                        help="the course's seed that, with the id, chooses a variant (default: course: name in _config.yml)")
     args = parser.parse_args(argv)
+    if args.variant_seed is None and (args.variant_for is not None or args.variants):
+        args.variant_seed = default_seed(parser)
     if args.variant_for is not None:
         try:
             print(variants.task_text(variants.variant_for(args.variant_for, args.variant_seed), args.variant_for.strip()))

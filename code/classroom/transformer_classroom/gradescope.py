@@ -241,12 +241,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-limit", type=int, default=None, help="with --write: bytes of memory per submission")
     parser.add_argument("--variants", action="store_true",
                         help="with --write: grade the assignment against each student's variant")
-    parser.add_argument("--variant-seed", default=variants.DEFAULT_SEED,
-                        help=f"with --variants: the course's seed (default {variants.DEFAULT_SEED!r})")
+    parser.add_argument("--variant-seed", default=None,
+                        help="with --variants: the course's seed (default: course: name in _config.yml)")
     parser.add_argument("--root", type=Path, default=Path(os.environ.get(ROOT_VARIABLE, "/autograder")))
     parser.add_argument("--config", type=Path)
     args = parser.parse_args(argv)
     if args.write:
+        if args.variants and args.variant_seed is None:
+            args.variant_seed = grade.default_seed(parser)
         try:
             write_bundle(args.write, items=args.items, assignment=args.assignment, time_limit=args.time_limit,
                          memory_limit=args.memory_limit, variant_seed=args.variant_seed if args.variants else None)

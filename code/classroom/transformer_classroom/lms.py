@@ -21,10 +21,10 @@ comes from the first line of its answer box:
 
 Written into ``--out`` (default ``_build/lms``):
 
-* ``transformer-lessons-qti.zip``: IMS QTI 1.2 (``imsmanifest.xml`` and one
+* ``<course>-qti.zip`` (``course: name`` of _config.yml): IMS QTI 1.2 (``imsmanifest.xml`` and one
   ``questestinterop`` assessment per quiz page), what Canvas classic quizzes, Blackboard and
   D2L import;
-* ``transformer-lessons-moodle.xml``: Moodle XML, one category per quiz page.
+* ``<course>-moodle.xml``: Moodle XML, one category per quiz page.
 
 Every question keeps the book's options in the book's order (shuffling is off: explanations
 say "A and C are misconceptions"), its answer, its explanation as feedback, and links back to
@@ -66,9 +66,7 @@ from xml.etree import ElementTree as ET
 from . import book as book_files
 from . import quiz_blocks
 
-QTI_ZIP = "transformer-lessons-qti.zip"
-MOODLE_XML = "transformer-lessons-moodle.xml"
-PACKAGES = (QTI_ZIP, MOODLE_XML)
+QTI, MOODLE = "lms_qti", "lms_moodle"  # the two files, by their keys in book.published(): names from the course's
 QTI_NS = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"
 MANIFEST_NS = "http://www.imsglobal.org/xsd/imscp_v1p1"
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip can hold: no build time in the bytes
@@ -557,16 +555,17 @@ def site_url(root: Path) -> str:
 
 
 def export(book: Path, out: Path, url: str | None = None) -> dict[str, Path]:
-    """Write both packages into ``out``; return ``{file name: path}``."""
+    """Write both packages into ``out``; return ``{QTI: path, MOODLE: path}``."""
     pages = read_quizzes(book)
     render = Renderer(Book.read(book, url or site_url(book.parent)))
     out.mkdir(parents=True, exist_ok=True)
-    written = {QTI_ZIP: qti_zip(pages, render), MOODLE_XML: moodle_xml(pages, render)}
-    for name, data in written.items():
-        tmp = out / f".{name}.tmp"
+    names = book_files.published(book.parent)
+    written = {QTI: qti_zip(pages, render), MOODLE: moodle_xml(pages, render)}
+    for key, data in written.items():
+        tmp = out / f".{names[key]}.tmp"
         tmp.write_bytes(data)
-        tmp.replace(out / name)
-    return {name: out / name for name in written}
+        tmp.replace(out / names[key])
+    return {key: out / names[key] for key in written}
 
 
 def main(argv: list[str] | None = None) -> int:

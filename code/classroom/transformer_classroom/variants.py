@@ -29,7 +29,6 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-DEFAULT_SEED = "transformer-lessons"
 POINTS = 8  # as the causal assignment item
 
 
@@ -76,8 +75,9 @@ VARIANTS = (
 BY_KEY = {v.key: v for v in VARIANTS}
 
 
-def variant_for(student: str, seed: str = DEFAULT_SEED) -> Variant:
-    """The variant of ``student`` (an id, stripped of surrounding spaces) under ``seed``."""
+def variant_for(student: str, seed: str) -> Variant:
+    """The variant of ``student`` (an id, stripped of surrounding spaces) under ``seed`` (the
+    course's: ``--variant-seed``, by default ``course: name`` of _config.yml)."""
     student = str(student).strip()
     if not student:
         raise ValueError("a student id is needed to choose a variant (got an empty one)")
