@@ -34,7 +34,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-SECTIONS = ["build", "site", "library", "toy", "pretrained", "decoder", "grade", "inpage"]  # build first: `site` measures what it built
+SECTIONS = ["build", "site", "library", "toy", "pretrained", "decoder", "grade", "inpage", "tests"]  # build first: `site` measures what it built; tests last
 
 
 def machine() -> dict:

@@ -128,3 +128,11 @@ def test_mobile_reports_the_median_of_its_runs_and_keeps_every_run(monkeypatch, 
     monkeypatch.setattr(bench_site, "MOBILE_RUNS", 0)
     with pytest.raises(ValueError, match="BENCH_MOBILE_RUNS"):
         bench_site.median_run("http://x/page.html", "mobile", tmp_path)
+
+
+def test_the_suite_benchmark_reads_pytests_closing_line():
+    from benchmarks import bench_tests
+
+    out = "....\n=== 2 failed, 1460 passed, 3 deselected in 643.62s (0:10:43) ===\n"
+    assert bench_tests.counts(out) == {"failed": 2, "passed": 1460, "deselected": 3}
+    assert bench_tests.counts("no summary") == {}

@@ -260,7 +260,8 @@ class Book:
     def read(cls, book: Path, url: str) -> "Book":
         titles, labels = {}, {}
         for path in sorted(book.glob("*.md")):
-            lines = quiz_blocks.page_text(book, path.stem).splitlines()
+            text = quiz_blocks.page_text(book, path.stem)
+            lines = (book_files.split(text) or ("", text))[1].splitlines()  # a comment in the front matter is no title
             heading = next((HEADING.match(l) for l in lines if HEADING.match(l) and l.startswith("# ")), None)
             titles[path.stem] = heading.group(2) if heading else path.stem
             for i, line in enumerate(lines):
