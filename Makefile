@@ -37,8 +37,9 @@ venv: $(STAMP)
 
 # KaTeX's stylesheet and its fonts (woff2, what every current browser takes) from npm,
 # the version sphinxcontrib-katex renders with; served by the site (book/_static/katex/).
-# npm ci also installs Lightning CSS and PurgeCSS, which code/build/book_build/ext/first_paint.py runs to
-# join each page's stylesheets into one (package.json pins all of them).
+# npm ci also installs Lightning CSS and PurgeCSS, which the speed layer
+# (code/build/book_build/speed/first_paint.py) runs to join each page's stylesheets into
+# one (package.json pins all of them).
 $(KATEX): package.json package-lock.json $(STAMP)
 	npm ci --no-audit --no-fund
 	rm -rf book/_static/katex && mkdir -p book/_static/katex/fonts

@@ -98,7 +98,7 @@ def fresh_copy(revision: str | None = None) -> Path:
     if not (katex / "katex.min.css").is_file():
         raise SystemExit("book/_static/katex is missing: run `make vendor` first")
     shutil.copytree(katex, dest / "book" / "_static" / "katex")
-    # The npm packages of the build (code/build/book_build/ext/first_paint.py's Lightning CSS, PurgeCSS,
+    # The npm packages of the build (code/build/book_build/speed/first_paint.py's Lightning CSS, PurgeCSS,
     # subset-font), installed by `make vendor`, which the copy's make skips (-o vendor).
     (dest / "node_modules").symlink_to(ROOT / "node_modules", target_is_directory=True)
     return dest

@@ -245,7 +245,7 @@ def alt_problem(alt: str | None, src: str, figure: bool) -> str | None:
 
 def check_images(tab: Tab, mode: str = "light") -> list[str]:
     """Every shown image loaded, with meaningful alt text; of a themed figure, the variant of
-    the other colour mode (hidden) was not even downloaded (code/build/book_build/ext/performance.py makes
+    the other colour mode (hidden) was not even downloaded (code/build/book_build/speed/performance.py makes
     both lazy). Called in light mode, then again after the switch to dark mode, where the
     dark variants must load and show."""
     problems = []

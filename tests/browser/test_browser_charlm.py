@@ -76,7 +76,7 @@ def test_weights_are_fetched_only_on_click(browser, site):  # noqa: F811
 
 
 def test_the_frame_and_controls_come_from_the_shared_stylesheet(tab):
-    # box.css, in the page's one stylesheet (code/build/book_build/ext/first_paint.py), not fetched on its own
+    # box.css, in the page's one stylesheet (code/build/book_build/speed/first_paint.py), not fetched on its own
     assert not any(u.endswith(".css") and "/interactive/" in u for u in tab.requests)
     styles = tab.page.evaluate("""() => ['div.charlm', '#charlm0-prompt'].map(
         (s) => getComputedStyle(document.querySelector(s)).borderTopStyle)""")

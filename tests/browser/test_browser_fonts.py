@@ -1,4 +1,4 @@
-"""Every font a page draws is preloaded, and every preload is drawn (code/build/book_build/ext/performance.py).
+"""Every font a page draws is preloaded, and every preload is drawn (code/build/book_build/speed/performance.py).
 
 A font that only the stylesheet names is fetched when the first layout meets text that needs
 it, after the page has been laid out and painted in a fallback font; when it arrives the
@@ -18,7 +18,7 @@ KaTeX writes, without a browser.
 from __future__ import annotations
 
 import pytest
-from book_build.ext.performance import katex_faces
+from book_build.speed.performance import katex_faces
 from tests.browser.test_browser import OPEN_ANSWERS_JS, PHONE, browser  # noqa: F401 (browser is a fixture)
 
 FACES_JS = """async () => {

@@ -72,7 +72,7 @@ def test_nothing_is_fetched_before_the_click_and_the_size_is_shown(tab):
 
 
 def test_the_frame_comes_from_the_shared_stylesheet(tab):
-    # box.css, in the page's one stylesheet (code/build/book_build/ext/first_paint.py), not fetched on its own
+    # box.css, in the page's one stylesheet (code/build/book_build/speed/first_paint.py), not fetched on its own
     assert not any(u.endswith(".css") and "/interactive/" in u for u in tab.requests)
     style = tab.page.evaluate("() => getComputedStyle(document.querySelector('div.minilm')).borderTopStyle")
     assert style == "solid"  # box.css: no other rule draws the box's border

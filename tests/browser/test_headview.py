@@ -120,7 +120,7 @@ def test_offline_no_console_errors_and_axe_at_both_widths(tab, axe_path):  # noq
     tab.resize(DESKTOP)
     problems += check_requests(tab)
     assert any(u.endswith("/interactive/headview.js") for u in tab.requests)
-    # the pickers' style (box.css) comes in the page's one stylesheet (code/build/book_build/ext/first_paint.py)
+    # the pickers' style (box.css) comes in the page's one stylesheet (code/build/book_build/speed/first_paint.py)
     assert not any(u.endswith(".css") and "/interactive/" in u for u in tab.requests)
     radius = tab.page.evaluate("() => getComputedStyle(document.querySelector('.headview select')).borderTopLeftRadius")
     assert radius == "4px", radius  # box.css: no other rule rounds the pickers

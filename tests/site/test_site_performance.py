@@ -3,7 +3,7 @@
 The figures themselves (Lighthouse, page weight, layout shift) are measured by `make bench`
 (benchmarks/bench_site.py) and, for layout shift, by tests/browser/test_browser.py; these checks
 keep in place what produces them: math rendered at build time (no math script, KaTeX's
-stylesheet and fonts served by the site), the lighter layout of book/_templates/layout.html,
+stylesheet and fonts served by the site), the lighter layout of code/build/book_build/speed/templates/layout.html,
 a meta description on every page.
 """
 
@@ -58,7 +58,7 @@ def _stylesheets(doc: str) -> list[str]:
 
 
 def _bundle(doc: str) -> str:
-    """The text of the page's one stylesheet (code/build/book_build/ext/first_paint.py)."""
+    """The text of the page's one stylesheet (code/build/book_build/speed/first_paint.py)."""
     (href,) = _stylesheets(doc)
     return (html_page(doc).parent / href.split("?")[0]).read_text()
 
@@ -80,7 +80,7 @@ TO_TTF = """const fs = require("fs"), path = require("path"), { convert } = requ
 
 
 def test_katex_fonts_are_cut_to_the_formulas_and_never_swap(html_dir, toc_files, tmp_path):
-    """code/build/book_build/ext/first_paint.py cuts KaTeX's fonts to the characters of the site's pages:
+    """code/build/book_build/speed/first_paint.py cuts KaTeX's fonts to the characters of the site's pages:
     every character a formula shows (a page's .katex-html text) that KaTeX's own font holds
     is still in the site's copy of that font, and the copies are at least 20% smaller; every KaTeX
     @font-face of the bundle says font-display: optional (a formula readable before its font,
@@ -122,7 +122,7 @@ def test_katex_fonts_are_cut_to_the_formulas_and_never_swap(html_dir, toc_files,
 
 
 def test_one_stylesheet_and_no_blocking_script(html_dir, toc_files):
-    """code/build/book_build/ext/first_paint.py: every page links one stylesheet, the bundle of all the
+    """code/build/book_build/speed/first_paint.py: every page links one stylesheet, the bundle of all the
     theme's and extensions' ones and of its interactive boxes' (whose outputs link them in the
     body), and no script in <head> blocks the first paint (each script file is deferred or
     async); every url() of the bundle names a file of the site."""
@@ -214,7 +214,7 @@ def test_display_equations_are_numbered_focusable_and_referenced(html_dir, toc_f
 
 
 def test_light_layout(html_dir, toc_files):
-    """book/_templates/layout.html: no fontawesome.js, and the search scripts only on search.html."""
+    """code/build/book_build/speed/templates/layout.html: no fontawesome.js, and the search scripts only on search.html."""
     search_scripts = ("searchtools.js", "language_data.js", "searchindex.js")
     for doc in toc_files:
         srcs = [tag["src"] for tag in soup(doc).select("script[src]")]
@@ -246,7 +246,7 @@ def test_first_paint_waits_for_the_article(html_dir, toc_files):
 
 
 def test_every_image_of_a_page_body_is_lazy(html_dir, toc_files):
-    """code/build/book_build/ext/performance.py: every image of the article that the browser would fetch is
+    """code/build/book_build/speed/performance.py: every image of the article that the browser would fetch is
     loading="lazy" (real_model's three cell-output figures were eager, 62 KiB requested before
     the first paint on a phone). An inline data: image costs no request and may stay as it is."""
     fetched = [(doc, img) for doc in toc_files for img in soup(doc).select("article.bd-article img")
@@ -257,11 +257,11 @@ def test_every_image_of_a_page_body_is_lazy(html_dir, toc_files):
 
 
 def test_an_outputs_stylesheet_links_are_taken_out_exactly():
-    """code/build/book_build/ext/first_paint.py finds an output's local stylesheet links with Python's HTML
+    """code/build/book_build/speed/first_paint.py finds an output's local stylesheet links with Python's HTML
     parser, where they start in the text (over several lines too), and removes just them:
     not a link in a script's text, not a remote or print-only stylesheet."""
     from docutils import nodes
-    from book_build.ext.first_paint import _body_stylesheets
+    from book_build.speed.first_paint import _body_stylesheets
 
     class Builder:
         format = "html"

@@ -17,7 +17,7 @@ checked by tests/browser/test_browser.py (the rest is configuration: KaTeX at bu
   image is fetched before the first paint and counts in the simulated phone's largest paint
   (``make bench``; the measurement that decided it is in git history).
 * Every web font a page draws, preloaded (``font_preloads`` at ``html-page-context``, written
-  as ``<link rel="preload">`` by book/_templates/layout.html): a font named only in the
+  as ``<link rel="preload">`` by templates/layout.html): a font named only in the
   stylesheet is requested when the first layout finds text that needs it, so it arrives late
   and its text is painted again (a later speed index and largest paint). Font Awesome's solid
   and brands faces (the header's icons, every page) and the KaTeX faces the page's formulas
@@ -77,7 +77,7 @@ def _page_context(app, pagename, templatename, context, doctree) -> None:
 
 
 ICON_FONTS = ["_static/vendor/fontawesome/webfonts/fa-solid-900.woff2",
-              "_static/vendor/fontawesome/webfonts/fa-brands-400.woff2"]  # the header's icons
+              "_static/vendor/fontawesome/webfonts/fa-brands-400.woff2"]  # the header's icons (book_build.speed.THEME)
 KATEX_FONT = "_static/katex/fonts/KaTeX_{}.woff2"
 # katex.min.css (KaTeX 0.16): the classes on one element that select a face, and the face.
 KATEX_FACES = [

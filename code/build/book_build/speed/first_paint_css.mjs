@@ -1,4 +1,4 @@
-// The site's one stylesheet, built by code/build/book_build/ext/first_paint.py in two steps:
+// The site's one stylesheet, built by code/build/book_build/speed/first_paint.py in two steps:
 //
 //   node first_paint_css.mjs bundle OUT.css IN1.css IN2.css ...
 //     Lightning CSS (npm lightningcss, pinned in package.json) inlines the inputs in order
@@ -12,7 +12,7 @@
 //     class, id or element that occurs in no page of the built site and in no script a page
 //     loads (the theme's scripts add classes at run time: "show", "toggle-hidden", ...;
 //     their names are in the scripts' text, which PurgeCSS reads too). The theme's
-//     fontawesome.js, which no page loads (book/_templates/layout.html), is not read: it
+//     fontawesome.js, which no page loads (templates/layout.html), is not read: it
 //     names every icon, and would keep the rules of 2,000 icons the site does not show.
 //   node first_paint_css.mjs icons FONT_DIR CSS...
 //     The icon fonts of FONT_DIR (the theme's Font Awesome: 300 kB a page, for some twenty

@@ -4,7 +4,7 @@ Sphinx, the themes and the extensions link twelve stylesheets and eight synchron
 ``<head>``, each a round trip before the first paint on a slow phone (Lighthouse's
 "render-blocking resources", benchmarks/bench_site.py, tests/site/test_site_performance.py). Changed
 at ``html-page-context`` through the page's ``css_files``, ``script_files`` and ``css_bundle``
-(which book/_templates/layout.html links):
+(which templates/layout.html, beside this module, links):
 
 * **One stylesheet**: the page's local stylesheets for every medium (the two the theme's
   template links first, then ``css_files``, then those a cell's output links in the page's body:
@@ -38,8 +38,8 @@ from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
-# What pydata-sphinx-theme 0.17's template (static/webpack-macros.html, head_pre_assets)
-# links before css_files. Check after a theme upgrade.
+# What the theme's template (pydata-sphinx-theme's static/webpack-macros.html, head_pre_assets)
+# links before css_files, and where its icon fonts are: of the release in book_build.speed.THEME.
 THEME_CSS = ["_static/styles/theme.css", "_static/styles/pydata-sphinx-theme.css"]
 ICON_FONTS = "_static/vendor/fontawesome/webfonts"  # the theme's Font Awesome (woff2, ttf)
 KATEX_FONTS = "_static/katex/fonts"  # the Makefile's vendor target copies them (woff2)
@@ -178,7 +178,7 @@ def _finish(app, exception) -> None:
             raise ExtensionError(f"first_paint: stylesheets not in the output folder: {missing}")
         _node("bundle", str(out / name), *files)
     sheets, icons, katex = sorted({str(out / name) for name in _BUNDLES.values()}), out / ICON_FONTS, out / KATEX_FONTS
-    for fonts, hint in ((icons, "check after a theme upgrade"), (katex, "`make vendor`")):
+    for fonts, hint in ((icons, "the theme's, book_build.speed.THEME"), (katex, "`make vendor`")):
         if not fonts.is_dir():
             raise ExtensionError(f"first_paint: no fonts in {fonts} ({hint})")
     before = _size(sheets)
