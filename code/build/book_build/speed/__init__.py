@@ -36,7 +36,7 @@ RECHECK = [
     "static/webpack-macros.html head_pre_assets links before css_files)",
     "book_build.speed.first_paint.ICON_FONTS and book_build.speed.performance.ICON_FONTS "
     "(the theme's Font Awesome web fonts, cut and preloaded)",
-    "code/build/book_build/speed/templates/layout.html (the theme's css and extrahead blocks, copied)",
+    "code/build/book_build/speed/templates/layout.html (the theme's css, extrahead and docs_body blocks, copied)",
     "book/_templates/article-header-buttons.html (sphinx-book-theme's components/article-header-buttons.html, copied)",
     "book/_templates/theme-switcher.html and search-button-field.html (pydata-sphinx-theme's components, copied)",
     "the notes on the theme in book/_static/custom.css and _config.yml (html_theme_options, html_context)",
@@ -61,8 +61,8 @@ def check_theme(installed: dict[str, str | None]) -> None:
     differ = {name: got for name, got in installed.items() if got != THEME.get(name)}
     if not differ:
         return
-    versions = "; ".join(f"{name} {got or 'not installed'} is installed, the layer is written against {THEME[name]}"
-                         for name, got in differ.items())
+    versions = "; ".join(f"{name} {got or 'not installed'} is installed, the layer is written against "
+                         f"{THEME[name]}" for name, got in differ.items())
     raise ExtensionError(
         f"book_build.speed: {versions}. Re-check against the installed theme:\n  - " + "\n  - ".join(RECHECK)
         + "\nthen set THEME in code/build/book_build/speed/__init__.py (and the pin in requirements.txt).")
