@@ -255,38 +255,3 @@ def test_every_image_of_a_page_body_is_lazy(html_dir, toc_files):
     eager = [f"{doc}: {img['src'][:60]}" for doc, img in fetched if img.get("loading") != "lazy"]
     assert not eager, "eager images, fetched by the parser before the first paint:\n" + "\n".join(eager)
 
-
-def test_an_outputs_stylesheet_links_are_taken_out_exactly():
-    """code/build/book_build/speed/first_paint.py finds an output's local stylesheet links with Python's HTML
-    parser, where they start in the text (over several lines too), and removes just them:
-    not a link in a script's text, not a remote or print-only stylesheet."""
-    from docutils import nodes
-    from book_build.speed.first_paint import _body_stylesheets
-
-    class Builder:
-        format = "html"
-
-        @staticmethod
-        def get_target_uri(docname):
-            return docname + ".html"
-
-    class App:
-        builder = Builder()
-
-    text = ('<p>before</p>\n<link rel="stylesheet" href="../interactive/box.css">'
-            '<div class="tl-box">\n<script type="application/json">'
-            '{"x": "<link rel=\\"stylesheet\\" href=\\"a.css\\">"}'
-            '</script></div>\n  <link href="../interactive/charlm.css"\n rel="stylesheet"><link rel="stylesheet" '
-            'href="https://cdn.example/x.css"><link rel="stylesheet" media="print" href="p.css">'
-            '<link rel="stylesheet" href="../interactive/box.css">')
-    doctree = nodes.document(None, None)
-    doctree += nodes.raw("", text, format="html")
-    doctree += nodes.raw("", '<link rel="stylesheet" href="x.css">', format="latex")
-    _body_stylesheets(App(), doctree, "book/page")
-    assert doctree["first_paint_styles"] == ["interactive/box.css", "interactive/charlm.css"]
-    first, second = doctree.findall(nodes.raw)
-    assert first.astext() == ('<p>before</p>\n<div class="tl-box">\n<script type="application/json">'
-                              '{"x": "<link rel=\\"stylesheet\\" href=\\"a.css\\">"}</script></div>\n  '
-                              '<link rel="stylesheet" href="https://cdn.example/x.css">'
-                              '<link rel="stylesheet" media="print" href="p.css">')
-    assert second.astext() == '<link rel="stylesheet" href="x.css">'  # not HTML: left alone
