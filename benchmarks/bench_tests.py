@@ -45,5 +45,21 @@ def summary(result: dict) -> str:
             f"{'met' if result['meets_target'] else 'MISSED'})")
 
 
+DOC_START = "<!-- tests figures: generated from benchmarks/results.json by `python -m benchmarks.bench_tests --doc` -->"
+DOC_END = "<!-- end of the tests figures -->"
+
+
+def doc_text(result: dict) -> str:
+    """docs/performance.md's paragraph on the test suite, from one run's ``result`` (a test keeps them equal)."""
+    load = "-".join(f"{x:.1f}" for x in result.get("load_average", [])) or "not recorded"
+    return "\n".join([DOC_START, "", f"The test suite, on {result['date'][:10]} (load average {load}, commit "
+                       f"{result.get('revision', '?')}): {summary(result)}.", "", DOC_END])
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--doc"]:  # docs/performance.md's paragraph, from the committed results
+        import json
+
+        print(doc_text(json.loads((ROOT / "benchmarks" / "results.json").read_text())["sections"]["tests"]))
+        raise SystemExit
     print(summary(run()))
