@@ -7,6 +7,8 @@ Fixtures live in conftest.py, which pytest loads itself and no test imports.
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent  # tests/ is in the repository's root
@@ -53,3 +55,24 @@ def is_executable(docname: str) -> bool:
     Binder/Colab launch buttons opening book/<page>.ipynb."""
     text = source(docname).read_text()
     return text.startswith("---") and "jupytext:" in text.split("\n---", 1)[0]
+
+
+def scratch_copy(dest: Path) -> Path:
+    """A copy of the repository's committed files in ``dest``, with what `make vendor` adds
+    (KaTeX's stylesheet and fonts copied, node_modules linked): a fork, or a one-file change,
+    is built there without touching this checkout."""
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    for rel in filter(None, files):
+        if (ROOT / rel).is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, dest / rel)
+    shutil.copytree(ROOT / "book" / "_static" / "katex", dest / "book" / "_static" / "katex")
+    (dest / "node_modules").symlink_to(ROOT / "node_modules")  # npm ci's (reveal.js for the slides)
+    return dest
+
+
+def build_steps(python: str) -> list[list[str]]:
+    """What `make book` runs, as commands for ``python`` (the strict HTML build included)."""
+    jb = str(Path(python).with_name("jupyter-book"))
+    return [[python, "-m", "book_build.sync_notebooks"], [python, "-m", "book_build.cache_guard"],
+            [python, "-m", "book_build.execute_pages"], [jb, "build", ".", "--builder", "html", "-W", "-n", "--keep-going"]]

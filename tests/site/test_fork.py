@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.book_files import ROOT
+from tests.book_files import ROOT, build_steps, scratch_copy
 from transformer_classroom import book
 
 pytestmark = pytest.mark.book
@@ -49,14 +49,7 @@ def _run(fork: Path, *args: str, env: dict | None = None) -> None:
 def fork(tmp_path_factory) -> Path:
     if not (ROOT / "_build" / ".jupyter_cache").exists():
         pytest.fail("the execution cache is missing: run `make book` first (`make test` does it for you)", pytrace=False)
-    fork = tmp_path_factory.mktemp("fork") / "repo"
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
-    for rel in filter(None, files):
-        if (ROOT / rel).is_file():
-            (fork / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / rel, fork / rel)
-    shutil.copytree(ROOT / "book" / "_static" / "katex", fork / "book" / "_static" / "katex")  # make vendor's
-    (fork / "node_modules").symlink_to(ROOT / "node_modules")  # npm ci's (reveal.js for the slides)
+    fork = scratch_copy(tmp_path_factory.mktemp("fork") / "repo")
     for rel in (".jupyter_cache", ".inputs-sha256", ".classroom-build-sha256", "html/interactive/charlm",
                 "html/interactive/minilm"):
         source, target = ROOT / "_build" / rel, fork / "_build" / rel
@@ -78,10 +71,8 @@ def fork(tmp_path_factory) -> Path:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     env.pop(book.ROOT_ENV, None)
     strict = ["-W", "-n", "--keep-going"]
-    _run(fork, python, "-m", "book_build.sync_notebooks", env=env)  # make notebooks
-    _run(fork, python, "-m", "book_build.cache_guard", env=env)  # make book
-    _run(fork, python, "-m", "book_build.execute_pages", env=env)
-    _run(fork, jb, "build", ".", "--builder", "html", *strict, env=env)
+    for step in build_steps(python):  # make notebooks, make book
+        _run(fork, *step, env=env)
     _run(fork, python, "-m", "transformer_classroom.lms", "--out", "_build/lms", "--publish", "_build/html/lms", env=env)
     _run(fork, python, "-m", "book_build.pdf_toc", "student", env=env)  # make pdf, the student edition
     _run(fork, jb, "build", ".", "--builder", "pdflatex", *strict, "--path-output", "_build/pdf-student",
