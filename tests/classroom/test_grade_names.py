@@ -121,3 +121,13 @@ def test_the_assessment_page_shows_the_printed_names():
         expected = ref.number if ref.number else grade.EXERCISES[item.exercise].title
         assert cells[item.key].startswith(expected), (item.key, cells[item.key], expected)
         assert not re.match(r"Exercise\s*[^\s\d]", cells[item.key]), cells[item.key]
+
+
+@pytest.mark.book
+def test_the_default_site_is_the_checkouts_build(monkeypatch):
+    """Run in the repository (as `make test` does), the grader finds its built site."""
+    monkeypatch.delenv(grade.SITE_ENV, raising=False)
+    from tests.book_files import HTML
+
+    assert grade.default_site() == (HTML if (HTML / "book").is_dir() else None)
+    assert (HTML / "book").is_dir(), "no built site: run `make book` (`make test` does it for you)"

@@ -115,3 +115,17 @@ def test_the_grade_benchmark_paragraph_is_the_committed_run(performance):
     assert performance[start : end + len(bench_grade.DOC_END)] == bench_grade.doc_text(result), (
         "docs/performance.md's grade figures differ from benchmarks/results.json: run `python -m benchmarks.bench_grade --doc`"
     )
+
+
+def test_the_tests_benchmark_paragraph_is_the_committed_run(performance):
+    """docs/performance.md's figures for the test suite (make test's time on both cores)."""
+    import json
+
+    from benchmarks import bench_tests
+
+    result = json.loads((ROOT / "benchmarks" / "results.json").read_text())["sections"]["tests"]
+    start, end = performance.find(bench_tests.DOC_START), performance.find(bench_tests.DOC_END)
+    assert 0 <= start < end, "docs/performance.md has lost the markers of the generated tests figures"
+    assert performance[start : end + len(bench_tests.DOC_END)] == bench_tests.doc_text(result), (
+        "docs/performance.md's test-suite figures differ from benchmarks/results.json: run `python -m benchmarks.bench_tests --doc`"
+    )
