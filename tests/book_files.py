@@ -76,3 +76,15 @@ def build_steps(python: str) -> list[list[str]]:
     jb = str(Path(python).with_name("jupyter-book"))
     return [[python, "-m", "book_build.sync_notebooks"], [python, "-m", "book_build.cache_guard"],
             [python, "-m", "book_build.execute_pages"], [jb, "build", ".", "--builder", "html", "-W", "-n", "--keep-going"]]
+
+
+def copy_cache(dest: Path) -> None:
+    """This checkout's executed pages (the jupyter cache, its guard's stamps, the weights the
+    model pages export) into the copy ``dest``, so that its build executes only what changed."""
+    if not (ROOT / "_build" / ".jupyter_cache").exists():
+        raise FileNotFoundError("the execution cache is missing: run `make book` first (`make test` does it for you)")
+    for rel in (".jupyter_cache", ".inputs-sha256", ".classroom-build-sha256", "html/interactive/charlm",
+                "html/interactive/minilm"):
+        source, target = ROOT / "_build" / rel, dest / "_build" / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if source.is_dir() else shutil.copy2)(source, target)

@@ -114,7 +114,9 @@ def _plain(page: Path) -> str:
 
 def test_the_migrated_questions_are_written_in_their_chapters():
     chapters = {b.page: b.quiz for found in quiz_blocks.collect(BOOK).values() for b in found}
-    assert chapters == {"decoder": "quiz_decoder", "language_model": "quiz_decoder", "real_model": "quiz_real_model"}
+    migrated = {"decoder": "quiz_decoder", "language_model": "quiz_decoder", "real_model": "quiz_real_model"}
+    # at least these (a new chapter adds its own question with no edit here: test_one_file_changes)
+    assert chapters.items() >= migrated.items(), chapters
     for quiz in ("quiz_decoder", "quiz_real_model"):
         raw = (BOOK / f"{quiz}.md").read_text()
         assert not re.search(r"^\(quiz-", raw, flags=re.M), f"{quiz}.md still writes a question itself"

@@ -11,7 +11,6 @@ would find it) and runs each build step as ``make`` does, with this checkout's `
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -20,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.book_files import ROOT, build_steps, scratch_copy
+from tests.book_files import ROOT, build_steps, copy_cache, scratch_copy
 from transformer_classroom import book
 
 pytestmark = pytest.mark.book
@@ -47,14 +46,8 @@ def _run(fork: Path, *args: str, env: dict | None = None) -> None:
 
 @pytest.fixture(scope="module")
 def fork(tmp_path_factory) -> Path:
-    if not (ROOT / "_build" / ".jupyter_cache").exists():
-        pytest.fail("the execution cache is missing: run `make book` first (`make test` does it for you)", pytrace=False)
     fork = scratch_copy(tmp_path_factory.mktemp("fork") / "repo")
-    for rel in (".jupyter_cache", ".inputs-sha256", ".classroom-build-sha256", "html/interactive/charlm",
-                "html/interactive/minilm"):
-        source, target = ROOT / "_build" / rel, fork / "_build" / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        (shutil.copytree if source.is_dir() else shutil.copy2)(source, target)
+    copy_cache(fork)
 
     config_path = fork / "_config.yml"
     config = yaml.safe_load(config_path.read_text())

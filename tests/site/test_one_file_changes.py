@@ -9,13 +9,14 @@ strictly: every hidden check of every page passes with the new size, and the pag
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.book_files import build_steps, scratch_copy
+from tests.book_files import build_steps, copy_cache, scratch_copy
 from transformer_lessons import example
 
 pytestmark = pytest.mark.book
@@ -49,3 +50,113 @@ def test_a_new_d_model_builds_and_is_printed(changed):
     assert f"= {NEW_D_MODEL}" in encoder and f"= {4 * NEW_D_MODEL}" in encoder  # d_model and d_ff
     notebook = (changed / "book" / "encoder.ipynb").read_text()
     assert f"$d_{{model}}$ = {NEW_D_MODEL}" in notebook
+
+
+# --- a chapter: four files by hand ---------------------------------------------------------
+
+FUNCTION = '''
+
+def attention_entropy(weights: np.ndarray) -> np.ndarray:
+    """The entropy of each row of attention weights, in bits: 0 for a row that looks at
+    one key, log2(S) for a row spread evenly over S keys."""
+    w = np.asarray(weights, dtype=np.float64)
+    return -(np.where(w > 0, w * np.log2(np.where(w > 0, w, 1.0)), 0.0)).sum(axis=-1)
+'''
+TEST = '''
+
+def test_attention_entropy_against_its_formula():
+    from transformer_lessons.attention import attention_entropy
+
+    weights = np.array([[1.0, 0.0, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25], [0.5, 0.5, 0.0, 0.0]])
+    np.testing.assert_allclose(attention_entropy(weights), [0.0, 2.0, 1.0])
+'''
+PAGE = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+    jupytext_version: 1.19.6
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+myst:
+  substitutions:
+    time: 5 minutes, optional
+---
+
+# How spread out is attention?
+
+```{note}
+**Time: {{ time }}.** A short extension.
+```
+
+The entropy of a row of attention weights says how many keys it looks at: 0 bits for one
+key, 2 bits for four keys equally.
+
+```{code-cell} ipython3
+import numpy as np
+
+from transformer_lessons.attention import attention_entropy
+
+print(attention_entropy(np.array([[1.0, 0.0, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25]])))
+```
+
+::::{quiz-question} quiz_concepts
+(quiz-entropy-spread)=
+## The entropy of a row
+
+A row of weights is spread evenly over eight keys. What is its entropy, in bits?
+
+:::{admonition} Answer
+:class: dropdown quiz-answer
+3 bits: $\\log_2 8$.
+:::
+::::
+"""
+
+
+@pytest.fixture(scope="module")
+def chapter(tmp_path_factory) -> Path:
+    copy = scratch_copy(tmp_path_factory.mktemp("chapter") / "repo")
+    by_hand = {
+        "code/transformer_lessons/attention.py": lambda text: text + FUNCTION,
+        "tests/library/test_attention.py": lambda text: text + TEST,
+        "book/entropy.md": lambda text: PAGE,
+        "_toc.yml": lambda text: text.replace("      - file: book/cost\n", "      - file: book/cost\n      - file: book/entropy\n"),
+    }
+    for rel, change in by_hand.items():
+        path = copy / rel
+        new = change(path.read_text() if path.exists() else "")
+        assert not path.exists() or new != path.read_text(), rel
+        path.write_text(new)
+    code = copy / "code"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in (code, code / "classroom", code / "build")),
+           "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    # This checkout's executed pages are reused (the new function changes no existing page's
+    # output), so make book's cache guard, which would re-execute them all, is left out here:
+    # only the new page executes.
+    copy_cache(copy)
+    for step in [s for s in build_steps(sys.executable) if "book_build.cache_guard" not in s]:
+        done = subprocess.run(step, cwd=copy, env=env, capture_output=True, text=True, timeout=1500)
+        assert done.returncode == 0, f"{' '.join(step[1:])} failed with the new chapter:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    # the tests that read the pages, the packages and the tools, in the copy
+    tests = ["tests/library/test_attention.py", "tests/library/test_layers.py", "tests/library/test_package.py",
+             "tests/site/test_readme.py", "tests/site/test_pacing.py", "tests/classroom/test_book_pages.py",
+             "tests/classroom/test_quiz_blocks.py", "tests/site/test_quiz_key.py"]
+    done = subprocess.run([sys.executable, "-m", "pytest", *tests, "-q", "-p", "no:cacheprovider", "-m", "not browser"],
+                          cwd=copy, env=env, capture_output=True, text=True, timeout=1500)
+    assert done.returncode == 0, f"the fast tests fail with the new chapter:\n{done.stdout[-4000:]}"
+    return copy
+
+
+def test_a_chapter_is_four_files(chapter):
+    """The library function, its test, the page (with its quiz question) and _toc.yml: the
+    strict build and the fast tests pass; the page is built, its notebook generated, and its
+    question is on its quiz page."""
+    site = chapter / "_build" / "html" / "book"
+    assert "How spread out is attention?" in (site / "entropy.html").read_text()
+    assert (chapter / "book" / "entropy.ipynb").exists(), "make notebooks did not write the page's notebook"
+    assert "quiz-entropy-spread" in (site / "quiz_concepts.html").read_text()
+    assert re.search(r"\[\s*-?0\.\s+2\.\s*\]", (site / "entropy.html").read_text()), "the page's cell did not print"
