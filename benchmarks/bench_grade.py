@@ -93,9 +93,9 @@ DOC_END = "<!-- end of the grade figures -->"
 
 def doc_text(result: dict) -> str:
     """docs/performance.md's paragraph on grading, from one run's ``result`` (a test keeps them equal)."""
-    load = "-".join(f"{x:.1f}" for x in result.get("load_average", [])) or "not recorded"
-    return "\n".join([DOC_START, "", f"Grading, on {result['date'][:10]} (load average {load}, commit "
-                       f"{result.get('revision', '?')}): {summary(result)}.", "", DOC_END])
+    from .common import doc_paragraph
+
+    return doc_paragraph(DOC_START, DOC_END, "Grading", result, summary)
 
 
 if __name__ == "__main__":

@@ -51,9 +51,9 @@ DOC_END = "<!-- end of the tests figures -->"
 
 def doc_text(result: dict) -> str:
     """docs/performance.md's paragraph on the test suite, from one run's ``result`` (a test keeps them equal)."""
-    load = "-".join(f"{x:.1f}" for x in result.get("load_average", [])) or "not recorded"
-    return "\n".join([DOC_START, "", f"The test suite, on {result['date'][:10]} (load average {load}, commit "
-                       f"{result.get('revision', '?')}): {summary(result)}.", "", DOC_END])
+    from .common import doc_paragraph
+
+    return doc_paragraph(DOC_START, DOC_END, "The test suite", result, summary)
 
 
 if __name__ == "__main__":

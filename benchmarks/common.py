@@ -24,6 +24,14 @@ def toc_pages(root: Path) -> list[str]:
     return book.toc_files(root)
 
 
+def doc_paragraph(start: str, end: str, what: str, result: dict, summary: Callable[[dict], str]) -> str:
+    """A section's paragraph of docs/performance.md, between its markers, from one run's
+    ``result`` (its date, load average and commit, then its summary); a test keeps it equal."""
+    load = "-".join(f"{x:.1f}" for x in result.get("load_average", [])) or "not recorded"
+    return "\n".join([start, "", f"{what}, on {result['date'][:10]} (load average {load}, commit "
+                       f"{result.get('revision', '?')}): {summary(result)}.", "", end])
+
+
 def main(run: Callable[[], dict], summary: Callable[[dict], str]) -> None:
     """A section run as a script: its result as JSON, then its readable summary."""
     result = run()

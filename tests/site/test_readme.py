@@ -103,29 +103,18 @@ def test_the_build_benchmark_rows_are_the_committed_run(performance):
     )
 
 
-def test_the_grade_benchmark_paragraph_is_the_committed_run(performance):
-    """docs/performance.md's grading figures (the OS sandbox's cost: isolated over not isolated)."""
+@pytest.mark.parametrize("section", ["grade", "tests"])
+def test_the_generated_benchmark_paragraphs_are_the_committed_run(performance, section):
+    """docs/performance.md's paragraphs on grading (the OS sandbox's cost) and on the test
+    suite (make test's time on both cores), each generated from its section of results.json."""
+    import importlib
     import json
 
-    from benchmarks import bench_grade
-
-    result = json.loads((ROOT / "benchmarks" / "results.json").read_text())["sections"]["grade"]
-    start, end = performance.find(bench_grade.DOC_START), performance.find(bench_grade.DOC_END)
-    assert 0 <= start < end, "docs/performance.md has lost the markers of the generated grade figures"
-    assert performance[start : end + len(bench_grade.DOC_END)] == bench_grade.doc_text(result), (
-        "docs/performance.md's grade figures differ from benchmarks/results.json: run `python -m benchmarks.bench_grade --doc`"
-    )
-
-
-def test_the_tests_benchmark_paragraph_is_the_committed_run(performance):
-    """docs/performance.md's figures for the test suite (make test's time on both cores)."""
-    import json
-
-    from benchmarks import bench_tests
-
-    result = json.loads((ROOT / "benchmarks" / "results.json").read_text())["sections"]["tests"]
-    start, end = performance.find(bench_tests.DOC_START), performance.find(bench_tests.DOC_END)
-    assert 0 <= start < end, "docs/performance.md has lost the markers of the generated tests figures"
-    assert performance[start : end + len(bench_tests.DOC_END)] == bench_tests.doc_text(result), (
-        "docs/performance.md's test-suite figures differ from benchmarks/results.json: run `python -m benchmarks.bench_tests --doc`"
+    bench = importlib.import_module(f"benchmarks.bench_{section}")
+    result = json.loads((ROOT / "benchmarks" / "results.json").read_text())["sections"][section]
+    start, end = performance.find(bench.DOC_START), performance.find(bench.DOC_END)
+    assert 0 <= start < end, f"docs/performance.md has lost the markers of the generated {section} figures"
+    assert performance[start : end + len(bench.DOC_END)] == bench.doc_text(result), (
+        f"docs/performance.md's {section} figures differ from benchmarks/results.json: "
+        f"run `python -m benchmarks.bench_{section} --doc`"
     )

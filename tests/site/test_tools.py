@@ -33,6 +33,14 @@ def guard(tmp_path, monkeypatch):
     return module, tmp_path, forgotten
 
 
+def _cached_with_exports(module, root) -> None:
+    """What an executed build leaves: the jupyter cache and the weights the model pages export."""
+    (root / "_build" / ".jupyter_cache").mkdir()
+    for rel in module.EXPORTS:
+        (root / "_build" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / "_build" / rel).write_text("{}")
+
+
 def test_cache_guard_keeps_build_while_code_is_unchanged(guard):
     module, root, forgotten = guard
     module.main()
@@ -57,10 +65,7 @@ def test_cache_guard_wipes_build_when_an_input_changes(guard, changed):
 def test_cache_guard_forgets_only_the_pages_that_import_the_classroom_or_the_build(guard, changed):
     module, root, forgotten = guard
     module.main()
-    (root / "_build" / ".jupyter_cache").mkdir()
-    for export in module.EXPORTS:
-        (root / "_build" / export).parent.mkdir(parents=True, exist_ok=True)
-        (root / "_build" / export).write_text("{}")
+    _cached_with_exports(module, root)
     (root / "_build" / "page.html").write_text("kept")
     (root / changed).write_text("# edited\n")
     module.main()
@@ -188,10 +193,7 @@ def test_requirements_pin_the_math_toolchain():
 def test_cache_guard_wipes_a_cache_whose_exports_are_gone(guard):
     module, root, _ = guard
     module.main()
-    (root / "_build" / ".jupyter_cache").mkdir()
-    for rel in module.EXPORTS:
-        (root / "_build" / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / "_build" / rel).write_text("{}")
+    _cached_with_exports(module, root)
     module.main()
     assert (root / "_build" / ".jupyter_cache").exists()  # cache and exports together: kept
     (root / "_build" / module.EXPORTS[0]).unlink()  # what `jupyter-book clean` leaves

@@ -311,18 +311,6 @@ def times(root: Path | str | None = None) -> dict[str, str]:
     return {p: t for p in names(root) if (t := time(p, root)) is not None}
 
 
-def is_notebook(page: str, root: Path | str | None = None) -> bool:
-    """Whether a page is a MyST notebook (a jupytext header and a kernel): it executes at
-    build time and has a Colab/Binder copy."""
-    fm = front_matter(page, root)
-    return "jupytext" in fm and "kernelspec" in fm
-
-
-def notebook_pages(root: Path | str | None = None) -> list[str]:
-    """The executable pages of the book folder, by name."""
-    return [p for p in names(root) if is_notebook(p, root)]
-
-
 def main(argv: list[str] | None = None) -> int:
     """``python -m transformer_classroom.book KEY``: print one of :func:`book_values` (the
     Makefile asks it for the PDFs' names)."""
