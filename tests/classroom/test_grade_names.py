@@ -21,27 +21,33 @@ from transformer_classroom import grade
 NUMBER = re.compile(r"\b(?:exercises?|bugs?|examples?|parts?)\s+\d", re.IGNORECASE)
 
 
-def _page_exercises() -> dict[str, tuple[str, bool]]:
-    """label -> (title as typed on the page, numbered) for every exercise of the book."""
-    found = {}
-    for path in (ROOT / "book").glob("*.md"):
+def _page_exercises() -> list[tuple[str, str, str]]:
+    """(page, label, title as typed) for every exercise of the book, in the book's order."""
+    from transformer_classroom import book
+
+    found = []
+    for page in book.toc_pages(ROOT):
+        path = ROOT / "book" / f"{page}.md"
         for m in re.finditer(r"^```\{exercise-start\}[ \t]*(.*)\n((?::[\w-]+:.*\n)*)", path.read_text(), re.M):
             options = dict(re.findall(r"^:([\w-]+):[ \t]*(.*)$", m.group(2), re.M))
-            found[options["label"].strip()] = (m.group(1).strip(), "nonumber" not in options)
+            found.append((path.stem, options["label"].strip(), m.group(1).strip()))
     return found
 
 
 def test_every_item_names_an_exercise_of_the_book():
+    """Each declared exercise is asked for once, on its page, by its label alone (the build
+    writes in its title), and the declarations (the rubric's order, the grades file's
+    columns) follow the book's order."""
     on_pages = _page_exercises()
     for item in grade.RUBRIC:
         assert item.exercise in grade.EXERCISES, item.key
+    labels = [label for _, label, _ in on_pages]
     for label, ex in grade.EXERCISES.items():
-        assert label in on_pages, f"{label} is not an exercise of the book"
-        title, numbered = on_pages[label]
-        assert ex.numbered == numbered, label
-        if title:  # an untitled exercise has a description instead
-            assert ex.title == title, (label, ex.title, title)
-        assert (ROOT / "book" / f"{ex.page}.md").read_text().count(f":label: {label}\n") == 1
+        assert labels.count(label) == 1, f"{label} is asked for {labels.count(label)} times in the book"
+        page, _, title = on_pages[labels.index(label)]
+        assert page == ex.page, (label, page, ex.page)
+        assert not title, f"{page}.md types the title of {label}, which its declaration holds"
+    assert [label for label in labels if label in grade.EXERCISES] == list(grade.EXERCISES)
 
 
 def test_no_rubric_text_types_a_number():

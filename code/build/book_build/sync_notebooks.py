@@ -53,6 +53,7 @@ from transformer_classroom import book
 from transformer_classroom.submission import SOLUTION_KEY, mark_solutions
 
 from . import pages
+from .ext.exercise_titles import with_titles
 
 ROOT = book.find_root()
 BOOK = ROOT / "book"
@@ -129,11 +130,12 @@ def substitute(text: str, values: dict[str, str]) -> str:
 
 def notebook_for(md: Path) -> nbformat.NotebookNode:
     """The notebook a reader opens for page ``md``: no hidden checks, no quiz questions
-    (they are on their quiz page), the page's substitutions (its front matter's,
+    (they are on their quiz page), the graded exercises' declared titles written in
+    (``book_build.ext.exercise_titles``), the page's substitutions (its front matter's,
     ``book_build.pages``) written out in the text cells, plus the install cell."""
     from transformer_classroom.quiz_blocks import page_text
 
-    nb = jupytext.reads(page_text(md.parent, md.stem), fmt="md:myst")
+    nb = jupytext.reads(with_titles(page_text(md.parent, md.stem), md.stem), fmt="md:myst")
     nb.cells = [c for c in nb.cells
                 if not (c.cell_type == "code" and set(c.get("metadata", {}).get("tags", [])) & {INSTALL_TAG, SITE_ONLY})]
     values = {**substitutions(), **book.substitutions(md.stem)}

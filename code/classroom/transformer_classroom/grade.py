@@ -52,8 +52,8 @@ from typing import Callable
 
 import transformer_lessons
 from transformer_lessons import checks
-from transformer_lessons.checks import assignment, bughunt
-from transformer_lessons.toy import ToyConfig, ToyEncoder
+from transformer_lessons.checks import assignment
+from transformer_lessons.checks.exercises import Exercise
 
 from . import outputs, submission, variants
 from . import sandbox as sandbox_module
@@ -70,11 +70,11 @@ MEMORY_LIMIT = 2 * 2**30  # bytes for all of a submission's processes together (
 class Item:
     """One line of the rubric: the submission's ``name`` is checked with ``check``.
 
-    ``what`` says what passes; its ``{exercise}`` is replaced by the exercise's name
-    (:func:`describe`), never a typed number.
-
-    ``kind`` is "function" or "class" (an ``nn.Module`` class the check instantiates);
-    ``allowed`` are the ``transformer_lessons`` names the graded code may use.
+    Made from an exercise's declaration (:mod:`transformer_lessons.checks.exercises`):
+    ``what`` says what passes, its ``{exercise}`` replaced by the exercise's name
+    (:func:`describe`), never a typed number; ``kind`` is "function" or "class" (an
+    ``nn.Module`` class the check instantiates); ``allowed`` are the ``transformer_lessons``
+    names the graded code may use; ``exercise`` is the book's label of the exercise.
     """
 
     key: str
@@ -83,114 +83,30 @@ class Item:
     check: Callable
     what: str
     kind: str = "function"
-    allowed: tuple[str, ...] = ("softmax", "causal_mask")
+    allowed: tuple[str, ...] = checks.exercises.DEFAULT_ALLOWED
     exercise: str = ""  # the label of the book's exercise ("ex-exercises-self-attention")
     by_hand: bool = False  # the exercise asks for attention by hand: PyTorch's own attention scores 0
 
-
-def _toy_model():
-    import torch
-
-    torch.manual_seed(0)  # untrained is enough: the check compares with the model itself
-    return ToyEncoder(ToyConfig()).eval()
+    @classmethod
+    def of(cls, exercise: Exercise, graded: checks.Graded) -> Item:
+        return cls(graded.key, graded.function, graded.points, graded.check, graded.what, graded.kind,
+                   exercise.allowed, exercise.label, exercise.by_hand)
 
 
-@dataclass(frozen=True)
-class Exercise:
-    """An exercise of the book as the rubric names it: its label, page and fallback title.
+EXERCISES: dict[str, Exercise] = checks.EXERCISES
+"""The exercises the rubric grades, by label, as declared beside their checks (a test keeps
+their titles and order equal to the pages')."""
 
-    ``title`` is the exercise's title on its page (the ``{exercise-start}`` argument; for an
-    untitled exercise, a description), ``numbered`` whether the build numbers it. The rubric
-    never types an exercise's number: :func:`exercise_names` reads it from the built site.
-    """
+RUBRIC = [Item.of(e, g) for e in EXERCISES.values() for g in e.items]
+"""Every declared item, in the book's order: the grades file's columns."""
 
-    label: str
-    page: str
-    title: str
-    numbered: bool = True
-
-
-EXERCISES = {e.label: e for e in (
-    Exercise("ex-exercises-self-attention", "exercises", "Self-attention in NumPy"),
-    Exercise("ex-exercises-multihead-module", "exercises", "Warm-up: wrap nn.MultiheadAttention", numbered=False),
-    Exercise("ex-exercises-multihead", "exercises", "Multi-head attention from scratch"),
-    Exercise("ex-exercises-positional", "exercises", "Positional encoding"),
-    Exercise("ex-exercises-visualise", "exercises", "The attention of a trained model"),
-    Exercise("ex-exercises-bug-causal", "exercises", "Bug hunt: a causal mask", numbered=False),
-    Exercise("ex-exercises-bug-softmax", "exercises", "Bug hunt: a softmax", numbered=False),
-    Exercise("ex-exercises-bug-batched", "exercises", "Bug hunt: a batch", numbered=False),
-    Exercise("ex-exercises-bug-heads", "exercises", "Bug hunt: splitting heads", numbered=False),
-    Exercise("ex-exercises-bug-polarity", "exercises", "Bug hunt: a mask for nn.MultiheadAttention", numbered=False),
-    Exercise("ex-exercises-bug-padding", "exercises", "Bug hunt: padding", numbered=False),
-    Exercise("ex-exercises-assignment", "exercises", "Graded assignment: causal multi-head attention", numbered=False),
-    Exercise("ex-decoder-causal-mask", "decoder", "the decoder's exercise: the causal mask twice"),
-    Exercise("ex-lm-kv-cache", "language_model", "the language model's exercise: the key-value cache"),
-)}
-"""The exercises the rubric grades, by label (a test keeps them equal to the pages)."""
-
-_BUG_LABELS = {  # bughunt.CHECKS' functions, in the bug hunt's order
-    "causal_attention": ("ex-exercises-bug-causal", "the causal mask"),
-    "softmax_rows": ("ex-exercises-bug-softmax", "the softmax axis"),
-    "batched_attention": ("ex-exercises-bug-batched", "K.T on a batch"),
-    "split_heads": ("ex-exercises-bug-heads", "the head reshape"),
-    "causal_self_attention": ("ex-exercises-bug-polarity", "mask polarity in `nn.MultiheadAttention`"),
-    "padded_attention": ("ex-exercises-bug-padding", "the padding mask"),
-}
-_MASK_ITEMS = ("causal_attention",)
-_BY_HAND_BUGS = ("causal_attention", "batched_attention", "padded_attention")  # attention functions, fixed by hand
-
-RUBRIC = [
-    Item("self_attention", "self_attention", 6, lambda f: checks.check_self_attention(f, cases=[0, 1]),
-         "{exercise} on small inputs, $T \\ne S$ and $d_v \\ne d_k$", exercise="ex-exercises-self-attention",
-         by_hand=True),
-    Item("self_attention_stability", "self_attention", 3, lambda f: checks.check_self_attention(f, cases=[2]),
-         "{exercise} on large scores (the row maximum is subtracted)", exercise="ex-exercises-self-attention",
-         by_hand=True),
-    Item("multi_head", "multi_head_attention", 8, checks.check_multihead_attention,
-         "{exercise}: output and per-head weights equal PyTorch's", exercise="ex-exercises-multihead",
-         by_hand=True),
-    Item("multi_head_warm_up", "MyMultiHeadAttention", 2, checks.check_multihead_module,
-         "{exercise}: the wrapper around `nn.MultiheadAttention`", kind="class",
-         exercise="ex-exercises-multihead-module"),
-    Item("positional", "my_positional_encoding", 5, checks.check_positional_encoding,
-         "{exercise}, even and odd `d_model`", exercise="ex-exercises-positional"),
-    Item("trained_weights", "attention_weights", 3, lambda f: checks.check_attention_weights(f, _toy_model()),
-         "{exercise} (checked on an untrained toy model)", exercise="ex-exercises-visualise"),
-    *(
-        Item(f"bug_{name}", name, 2, check, "{exercise}, fixed (" + _BUG_LABELS[name][1] + ")",
-             allowed=("softmax",) if name in _MASK_ITEMS else ("softmax", "causal_mask"),
-             exercise=_BUG_LABELS[name][0], by_hand=name in _BY_HAND_BUGS)
-        for name, check in bughunt.CHECKS.items()
-    ),
-    Item("assign_causal_multi_head", "causal_multi_head_attention", 8, checks.check_causal_multihead_attention,
-         "{exercise}", exercise="ex-exercises-assignment", by_hand=True),
-    Item("dec_causal_mask", "make_mask", 2, checks.check_causal_mask,
-         "{exercise}: `make_mask`, True = may attend", allowed=("softmax",), exercise="ex-decoder-causal-mask"),
-    Item("dec_torch_mask", "make_torch_mask", 2, checks.check_pytorch_causal_mask,
-         "{exercise}: the same mask for `nn.MultiheadAttention` (True = blocked)", allowed=("softmax",),
-         exercise="ex-decoder-causal-mask"),
-    Item("lm_cached_attention", "step", 4, checks.check_cached_attention,
-         "{exercise}: one decoding step with a key-value cache", exercise="ex-lm-kv-cache"),
-]
-
-LAB_EXERCISES = ("ex-exercises-self-attention", "ex-exercises-multihead", "ex-exercises-visualise")
-"""The exercises the 2.5-hour session's lab assigns (the exercises page's ``pacing: session:``
-slide; ``tests/site/test_kit_references.py`` checks that they agree): the rest is homework.
-Written here and checked against the page rather than read from it when grading, because the
-grader also runs where the pages are not (the Gradescope bundle, an instructor's copy of
-the package)."""
-
-ASSIGNMENTS = {
-    "lab": tuple(i.key for i in RUBRIC if i.exercise in LAB_EXERCISES),
-    "exercises": tuple(i.key for i in RUBRIC if i.exercise.startswith("ex-exercises-")
-                       and i.exercise != "ex-exercises-assignment"),
-    "bughunt": tuple(i.key for i in RUBRIC if i.key.startswith("bug_")),
-    "assignment": ("assign_causal_multi_head",),
-    "decoder": ("dec_causal_mask", "dec_torch_mask", "lm_cached_attention"),
-    "all": tuple(i.key for i in RUBRIC),
-}
-"""Named sets of items: the session's lab (:data:`LAB_EXERCISES`), the exercises page, its
-bug hunt, the graded assignment, the decoder and language-model pages' exercises, everything."""
+ASSIGNMENTS = {name: tuple(i.key for i in RUBRIC if name in EXERCISES[i.exercise].sets)
+               for name in dict.fromkeys(s for e in EXERCISES.values() for s in e.sets)}
+ASSIGNMENTS["all"] = tuple(i.key for i in RUBRIC)
+"""Named sets of items, as the exercises declare them: ``lab`` (the 2.5-hour session's lab,
+the exercises page's ``pacing: session:`` slide; ``tests/site/test_kit_references.py`` checks
+that they agree), ``exercises`` (the exercises page but its graded assignment), ``bughunt``,
+``assignment``, ``decoder`` (the decoder and language-model pages), and ``all``."""
 
 
 # --- exercise names, as the book prints them -----------------------------------------------

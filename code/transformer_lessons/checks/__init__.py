@@ -3,57 +3,46 @@
 * :mod:`.core`: :class:`CheckFailed`, :func:`call_learner` (the learner's code runs on
   copies of the inputs), :func:`as_array`, the tolerances and :func:`diagnose`, which
   names the classic mistake a wrong answer matches;
+* :mod:`.exercises`: :data:`EXERCISES`, every graded exercise declared once beside its
+  check (label, title, page, points, the function it grades);
 * :mod:`.encoder`: the exercises page (self-attention, multi-head attention, positional
-  encoding, the trained model's weights, the causal multi-head assignment);
-* :mod:`.decoder`: the decoder and language-model pages (causal masks, the key-value cache);
+  encoding, the trained model's weights);
 * :mod:`.bughunt`: the bug hunt, :data:`bughunt.CHECKS` in the book's order;
-* :mod:`.assignment`: the graded assignment's per-student variants (padding mask,
-  cross-attention, a fixed number of heads).
+* :mod:`.assignment`: the graded assignment (causal multi-head attention) and its
+  per-student variants (padding mask, cross-attention, a fixed number of heads);
+* :mod:`.decoder`: the decoder and language-model pages (causal masks, the key-value cache).
 
 Every check prints a line starting with ``Correct!`` or raises :class:`CheckFailed`
-(an ``AssertionError``) whose message says what to change.
+(an ``AssertionError``) whose message says what to change. A check module's ``__all__``
+is what this package exports: a new check needs no edit here.
+
+The modules are imported in the book's order, which is the order of the exercises'
+declarations and so of the grader's rubric.
 """
 
-from . import bughunt
-from .assignment import (
-    check_cross_multihead_attention,
-    check_fixed_heads_causal_attention,
-    check_padded_multihead_attention,
-)
 from .core import TOLERANCES, CheckFailed, as_array, call_learner, close, diagnose, tolerance
-from .decoder import check_cached_attention, check_causal_mask, check_pytorch_causal_mask
-from .encoder import (
-    check_attention_weights,
-    check_causal_multihead_attention,
-    check_multihead_attention,
-    check_multihead_module,
-    check_positional_encoding,
-    check_self_attention,
-    mh_reference,
-    self_attention_cases,
-)
+from .encoder import *  # noqa: F403  (the exercises page)
+
+from . import bughunt  # noqa: I001  (its bug hunt: after the page's exercises, in the book's order)
+from .assignment import *  # noqa: F403  (its graded assignment)
+from .decoder import *  # noqa: F403  (the decoder and language-model pages)
+from .exercises import EXERCISES, Exercise, Graded
+
+from . import assignment, decoder, encoder  # noqa: E402, I001  (their __all__)
 
 __all__ = [
+    "EXERCISES",
     "TOLERANCES",
     "CheckFailed",
+    "Exercise",
+    "Graded",
     "as_array",
     "bughunt",
     "call_learner",
-    "check_attention_weights",
-    "check_cached_attention",
-    "check_causal_mask",
-    "check_causal_multihead_attention",
-    "check_cross_multihead_attention",
-    "check_fixed_heads_causal_attention",
-    "check_multihead_attention",
-    "check_multihead_module",
-    "check_padded_multihead_attention",
-    "check_positional_encoding",
-    "check_pytorch_causal_mask",
-    "check_self_attention",
     "close",
     "diagnose",
-    "mh_reference",
-    "self_attention_cases",
     "tolerance",
+    *encoder.__all__,
+    *assignment.__all__,
+    *decoder.__all__,
 ]

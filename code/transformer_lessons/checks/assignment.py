@@ -1,4 +1,6 @@
-"""The checks of the graded assignment's per-student variants (:mod:`transformer_classroom.variants`).
+"""The graded assignment's checks: causal multi-head attention, declared as the exercises
+page's graded assignment (:mod:`.exercises`), and its per-student variants
+(:mod:`transformer_classroom.variants`).
 
 Each compares the learner's function with ``nn.MultiheadAttention`` (float64, no bias, the
 seeded weights of :func:`~.encoder.mh_inputs` loaded into the four ``(E, E)`` matrices, used
@@ -12,7 +14,7 @@ as ``Q = X @ W_q``) on two sizes, output and every head's weights:
 * :func:`check_fixed_heads_causal_attention`: ``f(X, W_q, W_k, W_v, W_o)``, causal
   self-attention with the variant's own number of heads, the mask made inside.
 
-The causal variant is :func:`~.encoder.check_causal_multihead_attention`.
+The causal variant is the assignment itself, :func:`check_causal_multihead_attention`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,32 @@ import numpy as np
 
 from ..attention import causal_mask
 from .core import CheckFailed, as_array, call_learner, diagnose, transpose_hint
-from .encoder import mh_inputs, mh_reference
+from .encoder import mh_inputs, mh_reference, multihead_case
+from .exercises import Graded, exercise
+
+__all__ = [
+    "check_causal_multihead_attention",
+    "check_cross_multihead_attention",
+    "check_fixed_heads_causal_attention",
+    "check_padded_multihead_attention",
+]
+
+
+def check_causal_multihead_attention(impl) -> None:
+    """As :func:`~.encoder.check_multihead_attention`, with a causal mask: ``impl(X, W_q, W_k, W_v, W_o,
+    num_heads, mask)`` where ``mask (T, T)`` is boolean, True = may attend (a module's forward
+    gets the mask as its last argument). Compared with ``nn.MultiheadAttention`` given
+    ``attn_mask = ~mask`` (its own polarity: True = blocked)."""
+    multihead_case(impl, mask_kind="causal")
+    multihead_case(impl, mask_kind="causal", batch=3, seq_len=4, embed_dim=8, num_heads=2)
+    print("Correct! Your causal multi-head attention matches nn.MultiheadAttention with a causal mask.")
+
+
+exercise(
+    "ex-exercises-assignment", "Graded assignment: causal multi-head attention", page="exercises",
+    sets=("assignment",), numbered=False, by_hand=True,
+    items=[Graded("assign_causal_multi_head", "causal_multi_head_attention", 8, check_causal_multihead_attention)],
+)
 
 
 def _pair(result, what: str, weights_shape: tuple) -> tuple:

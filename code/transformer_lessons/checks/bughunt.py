@@ -3,7 +3,8 @@
 The book shows each broken function as a starter cell; each ``check_*`` runs the
 learner's fixed version on copies of seeded inputs, passes it when its values match the
 reference, and otherwise names what is still wrong (the conventions of :mod:`.core`).
-:data:`CHECKS` lists them in the book's order, by the name of the function to fix.
+:data:`CHECKS` lists them in the book's order, by the name of the function to fix, and
+each is declared as an exercise of the page's bug hunt (:mod:`.exercises`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 
 from ..attention import causal_mask, scaled_dot_product_attention, softmax
 from .core import CheckFailed, as_array, call_learner, close, diagnose, naive_softmax, transpose_hint
+from .exercises import Graded, exercise
 
 
 def _sdpa_naive(q, k, v, allowed=None, fill=-np.inf):
@@ -234,3 +236,18 @@ CHECKS = {
     "causal_self_attention": check_causal_self_attention,
     "padded_attention": check_padded_attention,
 }
+
+_BUGS = {  # function: its exercise's label and title, the fix in a few words, whether it is attention by hand
+    "causal_attention": ("ex-exercises-bug-causal", "Bug hunt: a causal mask", "the causal mask", True),
+    "softmax_rows": ("ex-exercises-bug-softmax", "Bug hunt: a softmax", "the softmax axis", False),
+    "batched_attention": ("ex-exercises-bug-batched", "Bug hunt: a batch", "K.T on a batch", True),
+    "split_heads": ("ex-exercises-bug-heads", "Bug hunt: splitting heads", "the head reshape", False),
+    "causal_self_attention": ("ex-exercises-bug-polarity", "Bug hunt: a mask for nn.MultiheadAttention",
+                              "mask polarity in `nn.MultiheadAttention`", False),
+    "padded_attention": ("ex-exercises-bug-padding", "Bug hunt: padding", "the padding mask", True),
+}
+for _name, _check in CHECKS.items():
+    _label, _title, _fix, _by_hand = _BUGS[_name]
+    exercise(_label, _title, page="exercises", sets=("exercises", "bughunt"), numbered=False, by_hand=_by_hand,
+             allowed=("softmax",) if _name == "causal_attention" else ("softmax", "causal_mask"),  # the mask is the bug
+             items=[Graded(f"bug_{_name}", _name, 2, _check, f"{{exercise}}, fixed ({_fix})")])

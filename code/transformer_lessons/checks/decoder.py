@@ -1,5 +1,6 @@
-"""Self-checks of the decoder exercises: the causal mask (in both conventions) and a
-decoding step with a key-value cache.
+"""Self-checks of the decoder exercises: the causal mask (in both conventions, the decoder
+page) and a decoding step with a key-value cache (the language-model page), each followed by
+its exercise's declaration (:mod:`.exercises`).
 
 The conventions are those of :mod:`.core`: the reader's code runs on copies of the
 inputs, a pass prints a line starting with ``Correct!``, a failure raises
@@ -18,6 +19,9 @@ from torch import nn
 from ..attention import causal_mask
 from ..multihead import MultiHeadAttention
 from .core import CheckFailed, as_array, call_learner, close
+from .exercises import Graded, exercise
+
+__all__ = ["check_cached_attention", "check_causal_mask", "check_pytorch_causal_mask"]
 
 
 def _as_bool_array(mask, who: str, t: int) -> np.ndarray:
@@ -97,6 +101,15 @@ def check_pytorch_causal_mask(make_mask) -> None:
     print("Correct! nn.MultiheadAttention reads True as 'blocked', so the mask marks the future.")
 
 
+exercise(
+    "ex-decoder-causal-mask", "The causal mask, twice", page="decoder", sets=("decoder",),
+    allowed=("softmax",),  # the mask is the exercise: the book's causal_mask scores 0
+    items=[Graded("dec_causal_mask", "make_mask", 2, check_causal_mask, "{exercise}: `make_mask`, True = may attend"),
+           Graded("dec_torch_mask", "make_torch_mask", 2, check_pytorch_causal_mask,
+                  "{exercise}: the same mask for `nn.MultiheadAttention` (True = blocked)")],
+)
+
+
 def _cache_hint(i: int):
     """What an error at a step after the first most likely means: the cache grew on the wrong axis."""
 
@@ -160,3 +173,10 @@ def check_cached_attention(step) -> None:
                 )
             k, v = k_new, v_new
     print(f"Correct! {t} cached steps give exactly the full causal self-attention.")
+
+
+exercise(
+    "ex-lm-kv-cache", "A key-value cache", page="language_model", sets=("decoder",),
+    items=[Graded("lm_cached_attention", "step", 4, check_cached_attention,
+                  "{exercise}: one decoding step with a key-value cache")],
+)

@@ -1,6 +1,6 @@
-"""Self-checks of the exercises page: self-attention, multi-head attention (from scratch
-and PyTorch's module), positional encoding, the attention of a trained model, and the
-graded causal multi-head assignment.
+"""Self-checks of the exercises page, each section ending with its exercise's declaration
+(:mod:`.exercises`), in the page's order: self-attention, the warm-up with PyTorch's module,
+multi-head attention from scratch, positional encoding, the attention of a trained model.
 
 Each ``check_*`` runs the learner's code on small seeded inputs and compares the
 *values* with a reference (the library's tested functions, or PyTorch's own
@@ -15,12 +15,27 @@ from __future__ import annotations
 
 import inspect
 import math
+from functools import partial
 
 import numpy as np
 
 from ..attention import causal_mask, scaled_dot_product_attention, softmax
 from ..positional import positional_encoding
+from ..toy import ToyConfig, ToyEncoder
 from .core import CheckFailed, as_array, call_learner, close, diagnose, naive_softmax, transpose_hint
+from .exercises import Graded, exercise
+
+__all__ = [
+    "check_attention_weights",
+    "check_multihead_attention",
+    "check_multihead_module",
+    "check_positional_encoding",
+    "check_self_attention",
+    "mh_inputs",
+    "mh_reference",
+    "multihead_case",
+    "self_attention_cases",
+]
 
 
 # ---------------------------------------------------------------- the self-attention exercise
@@ -114,84 +129,71 @@ def check_self_attention(fn, *, cases=None) -> None:
         print("Correct! Your self-attention matches the reference, including T != S, d_v != d_k and large scores.")
 
 
-# ---------------------------------------------------------------- positional encoding
-def _pair(j, d):  # columns 2i and 2i+1 both use the exponent 2i / d_model
-    return 2 * (j // 2) / d
+exercise(
+    "ex-exercises-self-attention", "Self-attention in NumPy", page="exercises", sets=("lab", "exercises"), by_hand=True,
+    items=[Graded("self_attention", "self_attention", 6, partial(check_self_attention, cases=[0, 1]),
+                  "{exercise} on small inputs, $T \\ne S$ and $d_v \\ne d_k$"),
+           Graded("self_attention_stability", "self_attention", 3, partial(check_self_attention, cases=[2]),
+                  "{exercise} on large scores (the row maximum is subtracted)")],
+)
 
 
-def _pe_variant(
-    seq_len: int, d_model: int, exponent=_pair, swap: bool = False, start: int = 0, base: float = 10000.0, unit=1.0
-) -> np.ndarray:
-    """A positional encoding built with one rule changed, for naming mistakes: the exponent,
-    sine and cosine swapped, the first position, the base, the angles times ``unit``."""
-    pos = np.arange(start, start + seq_len)[:, None]
-    cols = np.arange(d_model)[None, :]
-    angle = pos / base ** exponent(cols, d_model) * unit
-    return np.where((cols % 2 == 0) != swap, np.sin(angle), np.cos(angle))
+# ---------------------------------------------------------------- the warm-up: nn.MultiheadAttention wrapped
+def check_multihead_module(module_cls, embed_dim: int = 32, num_heads: int = 4) -> None:
+    """Check a wrapper ``module_cls(embed_dim, num_heads)`` around ``nn.MultiheadAttention``
+    whose ``forward(x)`` returns self-attention ``(B, T, E)`` for a batch-first ``x (B, T, E)``.
 
+    The values are compared with a batch-first ``nn.MultiheadAttention`` holding the same
+    weights, so any correct module passes (``batch_first=True``, or ``batch_first=False``
+    with ``x`` transposed by hand); a mistake is named only when the values are wrong.
+    """
+    import torch
+    from torch import nn
 
-def _pe_blocks(seq_len: int, d_model: int) -> np.ndarray:
-    half = (d_model + 1) // 2  # first half sines, second half cosines, one frequency per pair
-    freqs = np.arange(seq_len)[:, None] / 10000.0 ** (2 * np.arange(half) / d_model)
-    return np.concatenate([np.sin(freqs), np.cos(freqs)[:, : d_model - half]], axis=1)
-
-
-def _base_used(got: np.ndarray, d_model: int) -> float | None:
-    """The base an encoding used, read from column 2 at position 1: sin(1 / base^(2 / d_model))."""
-    if got.ndim != 2 or got.shape[0] < 2 or got.shape[1] < 3 or not 0 < got[1, 2] < 1:
-        return None
-    with np.errstate(all="ignore"):
-        base = float(np.arcsin(got[1, 2]) ** (-d_model / 2))
-    return base if np.isfinite(base) and base > 1 and abs(base / 10000 - 1) > 1e-3 else None
-
-
-def _odd_width_hint(exc: Exception, args: tuple) -> str:
-    seq_len, d_model = args
-    return (
-        f"; it works for an even d_model, and d_model={d_model} is odd: there are (d_model + 1) // 2 = "
-        f"{(d_model + 1) // 2} sine columns (pe[:, 0::2]) but only d_model // 2 = {d_model // 2} cosine "
-        "columns (pe[:, 1::2]), so take the cosines of the first d_model // 2 angles only"
+    module = call_learner(module_cls, embed_dim, num_heads, what=f"{module_cls.__name__}({embed_dim}, {num_heads})")
+    inner = [m for m in module.modules() if isinstance(m, nn.MultiheadAttention)]
+    if not inner:
+        raise CheckFailed("your module does not contain an nn.MultiheadAttention; create one in __init__")
+    mha = inner[0]
+    if mha.embed_dim != embed_dim or mha.num_heads != num_heads:
+        raise CheckFailed(
+            f"nn.MultiheadAttention has embed_dim={mha.embed_dim}, num_heads={mha.num_heads}; "
+            f"expected the arguments you were given: {embed_dim}, {num_heads}"
+        )
+    module.eval()
+    torch.manual_seed(0)
+    x = torch.randn(8, 10, embed_dim)  # (B, T, E)
+    with torch.no_grad():
+        ref = nn.MultiheadAttention(embed_dim, num_heads, batch_first=True).eval()
+        ref.load_state_dict(mha.state_dict())  # the learner's weights, read before its forward runs
+        expected = ref(x, x, x, need_weights=False)[0]
+        across_batch = ref(*(x.transpose(0, 1),) * 3, need_weights=False)[0].transpose(0, 1)
+        out = call_learner(module, x, what="forward(x)")  # on a copy of x
+        if isinstance(out, tuple):
+            raise CheckFailed(
+                "forward returned a tuple: nn.MultiheadAttention returns (output, weights); return only the output"
+            )
+    got, dtype = as_array(out, "forward")
+    mistakes = {
+        "nn.MultiheadAttention reads its input as (T, B, E) unless batch_first=True: each position "
+        "attended across the batch instead of along its sequence. Build it with batch_first=True "
+        "(or transpose x to (T, B, E) and the output back)": across_batch.numpy(),
+    }
+    diagnose(got, dtype, expected.numpy(), mistakes, f"on x of shape (B, T, E) = {tuple(x.shape)}")
+    if not close(got, expected.numpy(), dtype):  # pragma: no cover - diagnose raised already
+        raise CheckFailed("the output differs from self-attention on x: call mha(x, x, x)")
+    print(
+        f"Correct! Output shape {tuple(out.shape)} = (batch, seq_len, embed_dim), "
+        "and each sequence attends only to itself."
     )
 
 
-def check_positional_encoding(fn) -> None:
-    """Check ``fn(seq_len, d_model) -> (seq_len, d_model)`` against the paper's sinusoidal
-    encoding (float32 or float64, NumPy or torch), for an even and an odd ``d_model``."""
-    for seq_len, d_model in ((12, 16), (7, 5)):
-        expected = positional_encoding(seq_len, d_model)
-        hint = _odd_width_hint if d_model % 2 else None  # reached only once the even case passed
-        got, dtype = as_array(call_learner(fn, seq_len, d_model, hint=hint))
-
-        def pe(**change):
-            return _pe_variant(seq_len, d_model, **change)
-
-        base = _base_used(got, d_model)  # read from the answer, to name any other base
-        mistakes = {
-            "sine and cosine are swapped: even columns (2i) take sin, odd columns (2i+1) take cos": pe(swap=True),
-            "the sine and cosine of a pair use different frequencies: column 2i+1 must use the same "
-            "exponent 2i/d_model as column 2i (you used the column index 2i+1)": pe(exponent=lambda j, d: j / d),
-            "wrong frequency exponent: use 10000^(2i/d_model), i the pair index (you used i/d_model)": pe(
-                exponent=lambda j, d: (j // 2) / d
-            ),
-            "the exponent is doubled twice: a column index that counts by 2 (col = 0, 2, 4, ...) is "
-            "already 2i, so the exponent is col/d_model, not 2*col/d_model": pe(exponent=lambda j, d: 2 * _pair(j, d)),
-            "wrong frequency exponent: divide by 10000^(2i/d_model), not multiply": pe(
-                exponent=lambda j, d: -_pair(j, d)
-            ),
-            "the positions are counted from 1: the first position is pos = 0 (np.arange(seq_len)), "
-            "so row 0 is sin(0) = 0, cos(0) = 1": pe(start=1),
-            "the angles are treated as degrees: np.sin and np.cos take radians, and the angle is "
-            "pos / 10000^(2i/d_model) as it is, with no conversion": [pe(unit=math.pi / 180), pe(unit=180 / math.pi)],
-            "the sines and cosines are in two blocks; the paper interleaves them: "
-            "column 2i = sin, column 2i+1 = cos": _pe_blocks(seq_len, d_model),
-            "the result is transposed: return shape (seq_len, d_model)": expected.T,
-        }
-        if base is not None:
-            mistakes[
-                f"the frequencies use the base {base:.6g}; the paper's base is 10000: angle = pos / 10000^(2i/d_model)"
-            ] = pe(base=base)
-        diagnose(got, dtype, expected, mistakes, f"for seq_len={seq_len}, d_model={d_model}")
-    print(f"Correct! Your positional encoding ({dtype}) matches the paper's formula, for even and odd d_model.")
+exercise(
+    "ex-exercises-multihead-module", "Warm-up: wrap nn.MultiheadAttention", page="exercises", sets=("exercises",),
+    numbered=False,
+    items=[Graded("multi_head_warm_up", "MyMultiHeadAttention", 2, check_multihead_module,
+                  "{exercise}: the wrapper around `nn.MultiheadAttention`", kind="class")],
+)
 
 
 # ---------------------------------------------------------------- the multi-head attention exercise
@@ -346,7 +348,7 @@ def _run_multihead(impl, x, ws, num_heads, mask=None):
     return result
 
 
-def _check_multihead(impl, mask_kind=None, batch=2, seq_len=5, embed_dim=12, num_heads=3) -> None:
+def multihead_case(impl, mask_kind=None, batch=2, seq_len=5, embed_dim=12, num_heads=3) -> None:
     import torch
 
     mha, xt, ws = mh_inputs(embed_dim, num_heads, batch, seq_len)
@@ -402,68 +404,104 @@ def check_multihead_attention(impl) -> None:
     of a seeded ``nn.MultiheadAttention`` are loaded into it; output and per-head weights
     are compared with PyTorch's.
     """
-    _check_multihead(impl)
-    _check_multihead(impl, batch=3, seq_len=4, embed_dim=8, num_heads=2)
+    multihead_case(impl)
+    multihead_case(impl, batch=3, seq_len=4, embed_dim=8, num_heads=2)
     print("Correct! Your multi-head attention matches nn.MultiheadAttention: output and every head's weights.")
 
 
-def check_causal_multihead_attention(impl) -> None:
-    """As :func:`check_multihead_attention`, with a causal mask: ``impl(X, W_q, W_k, W_v, W_o,
-    num_heads, mask)`` where ``mask (T, T)`` is boolean, True = may attend (a module's forward
-    gets the mask as its last argument). Compared with ``nn.MultiheadAttention`` given
-    ``attn_mask = ~mask`` (its own polarity: True = blocked)."""
-    _check_multihead(impl, mask_kind="causal")
-    _check_multihead(impl, mask_kind="causal", batch=3, seq_len=4, embed_dim=8, num_heads=2)
-    print("Correct! Your causal multi-head attention matches nn.MultiheadAttention with a causal mask.")
+exercise(
+    "ex-exercises-multihead", "Multi-head attention from scratch", page="exercises", sets=("lab", "exercises"),
+    by_hand=True,
+    items=[Graded("multi_head", "multi_head_attention", 8, check_multihead_attention,
+                  "{exercise}: output and per-head weights equal PyTorch's")],
+)
 
 
-def check_multihead_module(module_cls, embed_dim: int = 32, num_heads: int = 4) -> None:
-    """Check a wrapper ``module_cls(embed_dim, num_heads)`` around ``nn.MultiheadAttention``
-    whose ``forward(x)`` returns self-attention ``(B, T, E)`` for a batch-first ``x (B, T, E)``.
+# ---------------------------------------------------------------- positional encoding
+def _pair(j, d):  # columns 2i and 2i+1 both use the exponent 2i / d_model
+    return 2 * (j // 2) / d
 
-    The values are compared with a batch-first ``nn.MultiheadAttention`` holding the same
-    weights, so any correct module passes (``batch_first=True``, or ``batch_first=False``
-    with ``x`` transposed by hand); a mistake is named only when the values are wrong.
-    """
-    import torch
-    from torch import nn
 
-    module = call_learner(module_cls, embed_dim, num_heads, what=f"{module_cls.__name__}({embed_dim}, {num_heads})")
-    inner = [m for m in module.modules() if isinstance(m, nn.MultiheadAttention)]
-    if not inner:
-        raise CheckFailed("your module does not contain an nn.MultiheadAttention; create one in __init__")
-    mha = inner[0]
-    if mha.embed_dim != embed_dim or mha.num_heads != num_heads:
-        raise CheckFailed(
-            f"nn.MultiheadAttention has embed_dim={mha.embed_dim}, num_heads={mha.num_heads}; "
-            f"expected the arguments you were given: {embed_dim}, {num_heads}"
-        )
-    module.eval()
-    torch.manual_seed(0)
-    x = torch.randn(8, 10, embed_dim)  # (B, T, E)
-    with torch.no_grad():
-        ref = nn.MultiheadAttention(embed_dim, num_heads, batch_first=True).eval()
-        ref.load_state_dict(mha.state_dict())  # the learner's weights, read before its forward runs
-        expected = ref(x, x, x, need_weights=False)[0]
-        across_batch = ref(*(x.transpose(0, 1),) * 3, need_weights=False)[0].transpose(0, 1)
-        out = call_learner(module, x, what="forward(x)")  # on a copy of x
-        if isinstance(out, tuple):
-            raise CheckFailed(
-                "forward returned a tuple: nn.MultiheadAttention returns (output, weights); return only the output"
-            )
-    got, dtype = as_array(out, "forward")
-    mistakes = {
-        "nn.MultiheadAttention reads its input as (T, B, E) unless batch_first=True: each position "
-        "attended across the batch instead of along its sequence. Build it with batch_first=True "
-        "(or transpose x to (T, B, E) and the output back)": across_batch.numpy(),
-    }
-    diagnose(got, dtype, expected.numpy(), mistakes, f"on x of shape (B, T, E) = {tuple(x.shape)}")
-    if not close(got, expected.numpy(), dtype):  # pragma: no cover - diagnose raised already
-        raise CheckFailed("the output differs from self-attention on x: call mha(x, x, x)")
-    print(
-        f"Correct! Output shape {tuple(out.shape)} = (batch, seq_len, embed_dim), "
-        "and each sequence attends only to itself."
+def _pe_variant(
+    seq_len: int, d_model: int, exponent=_pair, swap: bool = False, start: int = 0, base: float = 10000.0, unit=1.0
+) -> np.ndarray:
+    """A positional encoding built with one rule changed, for naming mistakes: the exponent,
+    sine and cosine swapped, the first position, the base, the angles times ``unit``."""
+    pos = np.arange(start, start + seq_len)[:, None]
+    cols = np.arange(d_model)[None, :]
+    angle = pos / base ** exponent(cols, d_model) * unit
+    return np.where((cols % 2 == 0) != swap, np.sin(angle), np.cos(angle))
+
+
+def _pe_blocks(seq_len: int, d_model: int) -> np.ndarray:
+    half = (d_model + 1) // 2  # first half sines, second half cosines, one frequency per pair
+    freqs = np.arange(seq_len)[:, None] / 10000.0 ** (2 * np.arange(half) / d_model)
+    return np.concatenate([np.sin(freqs), np.cos(freqs)[:, : d_model - half]], axis=1)
+
+
+def _base_used(got: np.ndarray, d_model: int) -> float | None:
+    """The base an encoding used, read from column 2 at position 1: sin(1 / base^(2 / d_model))."""
+    if got.ndim != 2 or got.shape[0] < 2 or got.shape[1] < 3 or not 0 < got[1, 2] < 1:
+        return None
+    with np.errstate(all="ignore"):
+        base = float(np.arcsin(got[1, 2]) ** (-d_model / 2))
+    return base if np.isfinite(base) and base > 1 and abs(base / 10000 - 1) > 1e-3 else None
+
+
+def _odd_width_hint(exc: Exception, args: tuple) -> str:
+    seq_len, d_model = args
+    return (
+        f"; it works for an even d_model, and d_model={d_model} is odd: there are (d_model + 1) // 2 = "
+        f"{(d_model + 1) // 2} sine columns (pe[:, 0::2]) but only d_model // 2 = {d_model // 2} cosine "
+        "columns (pe[:, 1::2]), so take the cosines of the first d_model // 2 angles only"
     )
+
+
+def check_positional_encoding(fn) -> None:
+    """Check ``fn(seq_len, d_model) -> (seq_len, d_model)`` against the paper's sinusoidal
+    encoding (float32 or float64, NumPy or torch), for an even and an odd ``d_model``."""
+    for seq_len, d_model in ((12, 16), (7, 5)):
+        expected = positional_encoding(seq_len, d_model)
+        hint = _odd_width_hint if d_model % 2 else None  # reached only once the even case passed
+        got, dtype = as_array(call_learner(fn, seq_len, d_model, hint=hint))
+
+        def pe(**change):
+            return _pe_variant(seq_len, d_model, **change)
+
+        base = _base_used(got, d_model)  # read from the answer, to name any other base
+        mistakes = {
+            "sine and cosine are swapped: even columns (2i) take sin, odd columns (2i+1) take cos": pe(swap=True),
+            "the sine and cosine of a pair use different frequencies: column 2i+1 must use the same "
+            "exponent 2i/d_model as column 2i (you used the column index 2i+1)": pe(exponent=lambda j, d: j / d),
+            "wrong frequency exponent: use 10000^(2i/d_model), i the pair index (you used i/d_model)": pe(
+                exponent=lambda j, d: (j // 2) / d
+            ),
+            "the exponent is doubled twice: a column index that counts by 2 (col = 0, 2, 4, ...) is "
+            "already 2i, so the exponent is col/d_model, not 2*col/d_model": pe(exponent=lambda j, d: 2 * _pair(j, d)),
+            "wrong frequency exponent: divide by 10000^(2i/d_model), not multiply": pe(
+                exponent=lambda j, d: -_pair(j, d)
+            ),
+            "the positions are counted from 1: the first position is pos = 0 (np.arange(seq_len)), "
+            "so row 0 is sin(0) = 0, cos(0) = 1": pe(start=1),
+            "the angles are treated as degrees: np.sin and np.cos take radians, and the angle is "
+            "pos / 10000^(2i/d_model) as it is, with no conversion": [pe(unit=math.pi / 180), pe(unit=180 / math.pi)],
+            "the sines and cosines are in two blocks; the paper interleaves them: "
+            "column 2i = sin, column 2i+1 = cos": _pe_blocks(seq_len, d_model),
+            "the result is transposed: return shape (seq_len, d_model)": expected.T,
+        }
+        if base is not None:
+            mistakes[
+                f"the frequencies use the base {base:.6g}; the paper's base is 10000: angle = pos / 10000^(2i/d_model)"
+            ] = pe(base=base)
+        diagnose(got, dtype, expected, mistakes, f"for seq_len={seq_len}, d_model={d_model}")
+    print(f"Correct! Your positional encoding ({dtype}) matches the paper's formula, for even and odd d_model.")
+
+
+exercise(
+    "ex-exercises-positional", "Positional encoding", page="exercises", sets=("exercises",),
+    items=[Graded("positional", "my_positional_encoding", 5, check_positional_encoding,
+                  "{exercise}, even and odd `d_model`")],
+)
 
 
 # ---------------------------------------------------------------- the trained model exercise: the toy model's weights
@@ -512,3 +550,19 @@ def check_attention_weights(fn, model) -> None:
         raise CheckFailed("the rows do not sum to 1: these are not softmax weights (scores or logits?)")
     diagnose(got, dtype, expected, mistakes, "attention weights (H, T, T)")
     print(f"Correct! Your function returns the per-head attention weights, shape {got.shape} = (H, T, T).")
+
+
+def _check_untrained_toy(fn) -> None:
+    """:func:`check_attention_weights` on a seeded, untrained toy model: the check compares
+    the learner's reading with the model's own maps, so training adds nothing to grade."""
+    import torch
+
+    torch.manual_seed(0)
+    check_attention_weights(fn, ToyEncoder(ToyConfig()).eval())
+
+
+exercise(
+    "ex-exercises-visualise", "The attention of a trained model", page="exercises", sets=("lab", "exercises"),
+    items=[Graded("trained_weights", "attention_weights", 3, _check_untrained_toy,
+                  "{exercise} (checked on an untrained toy model)")],
+)
