@@ -54,3 +54,14 @@ def test_a_repository_that_is_not_on_github_is_named(tmp_path):
         book.book_values(root)
     with pytest.raises(lms.QuizFormatError, match="gitlab.com/org/lessons"):
         lms.site_url(root)
+
+
+def test_printed_exercise_reads_the_number_and_title_the_build_printed():
+    html = ('<section><div class="exercise admonition" id="ex-a">\n<p class="admonition-title">'
+            '<span class="caption-number">Exercise 9.7 </span> (Self-attention in NumPy)</p><p>x</p></div>'
+            '<div class="exercise admonition" id="ex-b"><p class="admonition-title">Exercise (Bug hunt: a mask)</p></div>'
+            '<div class="exercise admonition" id="ex-c"><p class="admonition-title">Exercise 1.2</p></div></section>')
+    assert book.printed_exercise(html, "ex-a") == ("Exercise 9.7", "Self-attention in NumPy")
+    assert book.printed_exercise(html, "ex-b") == ("", "Bug hunt: a mask")
+    assert book.printed_exercise(html, "ex-c") == ("Exercise 1.2", "")
+    assert book.printed_exercise(html, "ex-d") is None

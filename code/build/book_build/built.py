@@ -116,12 +116,8 @@ def lookup(label: str) -> Ref:
                    plain(h) if h else page_title(name), name, fig)
     classes = el.get("class", [])
     if "exercise" in classes or el.select_one(":scope > .admonition-title") is not None and "admonition" in classes:
-        title = el.select_one(".admonition-title")
-        text = _clean(plain(title)) if title else ""
-        m = re.match(r"^(Exercise\s+[\dA-Z.]+)\s*(?:\((.*)\))?\s*$", text)
-        if m:
-            return Ref(label, "exercise", m.group(1), (m.group(2) or "").strip(), name, el)
-        return Ref(label, "exercise", "", re.sub(r"^Exercise\s*", "", text).strip("() "), name, el)
+        number, title = book.printed_exercise(str(el), label) or ("", "")
+        return Ref(label, "exercise", number, title, name, el)
     # a heading label: the section itself, a span at its top, or an empty span just before it
     if el.name != "section" and not el.get_text(strip=True):
         nxt = el.find_next_sibling()

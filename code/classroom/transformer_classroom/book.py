@@ -1,5 +1,6 @@
-"""The one reader of the book's structure: ``_config.yml``, ``_toc.yml`` and what each page
-declares about itself in its front matter.
+"""The one reader of the book's structure: ``_config.yml``, ``_toc.yml``, what each page
+declares about itself in its front matter, and the exercise numbers the build printed
+(:func:`printed_exercise`).
 
 Every tool of the build (``book_build``), the classroom (the LMS export) and the tests
 ask this module; none of them opens ``_toc.yml`` or parses a front matter itself.
@@ -41,6 +42,7 @@ from __future__ import annotations
 import os
 import re
 from functools import cache
+from html.parser import HTMLParser
 from importlib import metadata
 from pathlib import Path
 
@@ -309,6 +311,66 @@ def time(page: str, root: Path | str | None = None) -> str | None:
 def times(root: Path | str | None = None) -> dict[str, str]:
     """page -> its declared time, for every page that declares one."""
     return {p: t for p in names(root) if (t := time(p, root)) is not None}
+
+
+# --- the built site ----------------------------------------------------------------------------
+
+class _TitleFinder(HTMLParser):
+    """The text of the ``admonition-title`` inside the element with id ``ident``."""
+
+    def __init__(self, ident: str):
+        super().__init__(convert_charrefs=True)
+        self.ident, self.depth, self.in_title, self.parts, self.done, self.found = ident, 0, 0, [], False, False
+
+    def handle_starttag(self, tag, attrs):
+        if self.done or tag in _VOID:
+            return
+        attrs = dict(attrs)
+        if self.depth:
+            self.depth += 1
+            if self.in_title:
+                self.in_title += 1
+            elif "admonition-title" in (attrs.get("class") or "").split():
+                self.in_title = 1
+        elif attrs.get("id") == self.ident:
+            self.depth, self.found = 1, True
+
+    def handle_endtag(self, tag):
+        if self.done or not self.depth or tag in _VOID:
+            return
+        self.depth -= 1
+        if self.in_title:
+            self.in_title -= 1
+            if not self.in_title:
+                self.done = True
+        if not self.depth:
+            self.done = True
+
+    def handle_data(self, data):
+        if self.in_title and not self.done:
+            self.parts.append(data)
+
+
+_VOID = {"br", "img", "hr", "input", "meta", "link", "wbr", "source", "col", "area", "base", "embed", "track"}
+
+
+def printed_exercise(html: str, label: str) -> tuple[str, str] | None:
+    """The number and the title the build printed for exercise ``label`` in a built page's
+    ``html``: ``("Exercise 6.1", "Self-attention in NumPy")``, ``("", "Bug hunt: a causal mask")``
+    for an exercise the book does not number; None when the page has no such exercise.
+    The one reader of a built exercise's heading (the grader's feedback and
+    ``book_build.built``, which the slides and the handout read)."""
+    finder = _TitleFinder(label)
+    finder.feed(html)
+    if not finder.found:
+        return None
+    text = " ".join("".join(finder.parts).replace("¶", "").replace("#", "").split())
+    text = text.replace(" )", ")").replace("( ", "(")
+    m = re.fullmatch(r"(Exercise(?:\s+[\dA-Z.]+)?)\s*(?:\((.*)\))?", text)
+    if not m:
+        return "", text
+    number = m.group(1) if m.group(1) != "Exercise" else ""
+    return number, (m.group(2) or "").strip()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -53,7 +53,7 @@ class Graded:
 @dataclass(frozen=True)
 class Exercise:
     """An exercise of the book: its label, its title as the page prints it, the page (a file
-    name of ``book/``), the grader's named ``sets`` it belongs to, and its graded items.
+    name of the book's pages folder), the grader's named ``sets`` it belongs to, and its graded items.
 
     ``numbered`` is whether the book numbers it (an optional warm-up or a bug hunt is not);
     ``by_hand`` whether it asks for attention written by hand (the grader then scores a call
