@@ -243,3 +243,21 @@ def test_the_instructor_page_lists_the_variants_from_the_module():
     # the page shows structure, never a variant's solution
     for solution in SOLUTIONS.values():
         assert solution.strip().splitlines()[-1].strip() not in text
+
+
+@pytest.mark.parametrize("fill_rows", ["nan", "zero"])
+def test_the_padding_variant_ignores_the_padding_queries_rows(fill_rows, capsys):
+    """The task blocks padding keys; what a padding query computes is never used, so an answer
+    that also masks the padding rows (nan or zero there) passes, as in the bug hunt."""
+    padded = _function("padding")
+
+    def rows_and_columns(X, W_q, W_k, W_v, W_o, h, key_mask):
+        out, weights = padded(X, W_q, W_k, W_v, W_o, h, key_mask)
+        out, weights = out.copy(), weights.copy()
+        fill = np.nan if fill_rows == "nan" else 0.0
+        out[~key_mask] = fill  # (B, T, E): the padding queries' outputs
+        weights.transpose(0, 2, 1, 3)[~key_mask] = fill  # (B, H, T, S): their rows of weights
+        return out, weights
+
+    grade.variant_item(variants.BY_KEY["padding"]).check(rows_and_columns)
+    assert "Correct!" in capsys.readouterr().out

@@ -132,6 +132,10 @@ TABLE = {
             ),
             "row sums are divided": lambda s: (lambda e: e / e.sum(-1))(np.exp(s - s.max(-1, keepdims=True))),
             "row maxima are subtracted": lambda s: (lambda e: e / e.sum(-1, keepdims=True))(np.exp(s - s.max(-1))),
+            "np.exp overflows": lambda s: (lambda e: e / e.sum(-1, keepdims=True))(np.exp(s)),
+            "overflows.*float32": lambda s: (lambda e: e / e.sum(-1, keepdims=True))(np.exp(s.astype(np.float32))),
+            "sum is taken over the columns": lambda s: (lambda e: e / e.sum(0, keepdims=True))(
+                np.exp(s - s.max(-1, keepdims=True))),
         },
     ),
     check_batched_attention: (

@@ -40,6 +40,14 @@ def test_pytorch_mask_right_and_wrong(capsys):
     check_pytorch_causal_mask(lambda t: np.triu(np.ones((t, t), dtype=bool), k=1))
     check_pytorch_causal_mask(lambda t: torch.ones(t, t).triu(1).bool())
     assert capsys.readouterr().out.count("Correct! ") == 2
+    # PyTorch's float form (-inf = blocked), as nn.Transformer.generate_square_subsequent_mask makes it
+    check_pytorch_causal_mask(torch.nn.Transformer.generate_square_subsequent_mask)
+    check_pytorch_causal_mask(lambda t: np.triu(np.full((t, t), -np.inf), k=1))
+    assert capsys.readouterr().out.count("Correct! In PyTorch's float form") == 2
+    with pytest.raises(CheckFailed, match="0/1 float mask blocks nothing"):
+        check_pytorch_causal_mask(lambda t: np.triu(np.ones((t, t)), k=1))
+    with pytest.raises(CheckFailed, match="wrong triangle"):
+        check_pytorch_causal_mask(lambda t: np.tril(np.full((t, t), -np.inf), k=-1))
     with pytest.raises(CheckFailed, match="book's polarity"):
         check_pytorch_causal_mask(lambda t: np.tril(np.ones((t, t), dtype=bool)))
     with pytest.raises(CheckFailed, match="diagonal is blocked"):

@@ -654,6 +654,25 @@ class ExplicitDropoutZero(nn.Module):
         return attn_output
 
 
+class WithoutBias(nn.Module):
+    """Correct: PyTorch's module without biases (the reference is built like the learner's)."""
+
+    def __init__(self, embed_dim, num_heads):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(embed_dim, num_heads, bias=False, batch_first=True)
+
+    def forward(self, x):
+        return self.mha(x, x, x, need_weights=False)[0]
+
+
+class KeyValueBias(WithoutBias):
+    """Correct: with add_bias_kv (a learned extra key and value)."""
+
+    def __init__(self, embed_dim, num_heads):
+        super().__init__(embed_dim, num_heads)
+        self.mha = nn.MultiheadAttention(embed_dim, num_heads, add_bias_kv=True, batch_first=True)
+
+
 class NumpyOut(GoodMHA):
     def forward(self, x):
         return self.mha(x, x, x)[0].detach()
@@ -673,6 +692,8 @@ class NumpyOut(GoodMHA):
         Permuted,
         ExplicitDropoutZero,
         NumpyOut,
+        WithoutBias,
+        KeyValueBias,
     ],
 )
 def test_multihead_module_accepts_correct_modules(cls, capsys):

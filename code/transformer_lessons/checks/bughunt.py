@@ -64,11 +64,19 @@ def check_causal_attention(fn) -> None:
 def check_softmax_rows(fn) -> None:
     """``fn(scores (T, S)) -> weights (T, S)``, each row a softmax over the keys."""
     rng = np.random.default_rng(2)
-    for scores in (rng.normal(size=(5, 5)) * 3, rng.normal(size=(3, 7)) * 3 + 500):
+    # the large scores pass float64's exp overflow (exp(x) = inf above 709.78): an unshifted softmax fails
+    for scores in (rng.normal(size=(5, 5)) * 3, rng.normal(size=(3, 7)) * 3 + 1000):
         expected = softmax(scores, axis=-1)
         got, dtype = as_array(call_learner(fn, scores))
         mistakes = {
             "each column sums to 1, not each row: normalise over the keys, axis=-1": softmax(scores, axis=0),
+            f"np.exp overflows on these large scores (up to {scores.max():.0f}; exp(x) is inf above "
+            f"{math.log(np.finfo(np.float64).max):.1f} in float64, {math.log(np.finfo(np.float32).max):.1f} in "
+            "float32) and inf / inf = nan: subtract each row's maximum before np.exp": [
+                naive_softmax(scores, shift="none"), naive_softmax(scores, shift="none", dtype=np.float32)],
+            "the row maximum is subtracted (axis=-1) but the sum is taken over the columns (axis=0): "
+            "divide by each row's sum, sum(axis=-1, keepdims=True)": (lambda e: e / e.sum(axis=0, keepdims=True))(
+                np.exp(scores - scores.max(axis=-1, keepdims=True))),
             "the maximum is taken per column (axis=0): subtract each row's maximum, "
             "max(axis=-1, keepdims=True), so that every entry of a row gets the same shift": (
                 lambda e: e / e.sum(axis=-1, keepdims=True)

@@ -81,7 +81,9 @@ def check_causal_mask(make_mask) -> None:
 
 
 def check_pytorch_causal_mask(make_mask) -> None:
-    """``make_mask(T)`` must return the boolean ``attn_mask`` that makes ``nn.MultiheadAttention`` causal.
+    """``make_mask(T)`` must return an ``attn_mask`` that makes ``nn.MultiheadAttention`` causal:
+    boolean (True = blocked), or PyTorch's float form (0 = allowed, -inf = blocked, added to
+    the scores; what ``nn.Transformer.generate_square_subsequent_mask`` returns).
 
     The check runs ``nn.MultiheadAttention`` with the reader's mask and compares its
     output with this book's :class:`MultiHeadAttention` under the book's causal mask.
@@ -91,14 +93,23 @@ def check_pytorch_causal_mask(make_mask) -> None:
     ref = nn.MultiheadAttention(e, 2, batch_first=True).double()
     ours = MultiHeadAttention.from_torch(ref)
     x = torch.randn(2, t, e, dtype=torch.float64)
-    mask = _as_bool_array(call_learner(make_mask, t, what="make_mask"), "make_mask", t)
+    raw, float_form = call_learner(make_mask, t, what="make_mask"), False
+    values = raw.detach().cpu().numpy() if isinstance(raw, torch.Tensor) else np.asarray(raw) if raw is not None else None
+    if values is not None and values.shape == (t, t) and values.dtype.kind == "f" and np.all(
+            (values == 0) | np.isneginf(values)):
+        raw = np.isneginf(values)  # PyTorch's float form: -inf where blocked, the same mask as a boolean one
+        float_form = True
+    mask = _as_bool_array(raw, "make_mask", t)
     with torch.no_grad():
         expected, _ = ours(x, x, x, mask=torch.from_numpy(causal_mask(t)))
         got, _ = ref(x, x, x, attn_mask=torch.from_numpy(mask), need_weights=False)
     if not torch.allclose(got, expected, atol=1e-10, rtol=0):
         named = _name_causal_mistake(mask, causal_mask(t), "pytorch")
         raise CheckFailed(named or "nn.MultiheadAttention with this mask is not causal")
-    print("Correct! nn.MultiheadAttention reads True as 'blocked', so the mask marks the future.")
+    if float_form:
+        print("Correct! In PyTorch's float form, -inf (added to the scores) blocks the future.")
+    else:
+        print("Correct! nn.MultiheadAttention reads True as 'blocked', so the mask marks the future.")
 
 
 exercise(

@@ -164,8 +164,13 @@ def check_multihead_module(module_cls, embed_dim: int = 32, num_heads: int = 4) 
     torch.manual_seed(0)
     x = torch.randn(8, 10, embed_dim)  # (B, T, E)
     with torch.no_grad():
-        ref = nn.MultiheadAttention(embed_dim, num_heads, batch_first=True).eval()
-        ref.load_state_dict(mha.state_dict())  # the learner's weights, read before its forward runs
+        # PyTorch's own module, built as the learner's (with or without biases, an extra key and
+        # value, zero attention) but batch-first, holding the learner's weights read before its
+        # forward runs
+        ref = nn.MultiheadAttention(embed_dim, num_heads, bias=mha.in_proj_bias is not None,
+                                    add_bias_kv=mha.bias_k is not None, add_zero_attn=mha.add_zero_attn,
+                                    kdim=mha.kdim, vdim=mha.vdim, batch_first=True).eval()
+        ref.load_state_dict({k: v for k, v in mha.state_dict().items() if k in ref.state_dict()})
         expected = ref(x, x, x, need_weights=False)[0]
         across_batch = ref(*(x.transpose(0, 1),) * 3, need_weights=False)[0].transpose(0, 1)
         out = call_learner(module, x, what="forward(x)")  # on a copy of x
