@@ -211,14 +211,15 @@ def differences(book: dict[str, dict], shared: dict[str, list[str]], qti: dict, 
             problems.append(f"{label}: QTI answer {x['answer']}, the book's answer box says {key}")
         own = b["letters"] if b["letters"] else b["numbers"] if key and key.isdigit() else []
         for (k, text), (_, exported_text) in zip(own, x["options"]):
-            if _plain_md(text) != _plain_html(exported_text):
+            if f"{k}. {_plain_md(text)}" != _plain_html(exported_text):  # QTI shows the key: Canvas prints none
                 problems.append(f"{label}: option {k} reads {_plain_html(exported_text)!r}, the book {_plain_md(text)!r}")
         moodle_type = {"multiple_choice_question": "multichoice", "true_false_question": "truefalse",
                        "essay_question": "essay"}[want_type]
         if m["type"] != moodle_type:
             problems.append(f"{label}: Moodle type {m['type']}, want {moodle_type}")
         if moodle_type == "multichoice":
-            if [_plain_html(o) for o in m["options"]] != [_plain_html(t) for _, t in x["options"]]:
+            if [f"{k}. {_plain_html(o)}" for k, o in zip(want_keys, m["options"])] != [
+                    _plain_html(t) for _, t in x["options"]]:  # Moodle numbers them itself (answernumbering)
                 problems.append(f"{label}: Moodle options differ from QTI's")
             position = want_keys.index(key) if key in want_keys else -1
             if m["right"] != [m["options"][position]] or m["shuffle"] != "false":
@@ -375,3 +376,23 @@ def test_the_site_publishes_the_packages_and_the_assessment_page_links_them(html
         published = (page.parent / href).resolve()
         assert published.is_file(), f"{href} is linked but not published in _build/html"
         assert published.read_bytes() == fresh[key].read_bytes(), f"{href} is stale: rebuild with make book"
+
+
+def test_what_an_lms_shows_reads_without_the_book(exported):
+    """Canvas shows QTI options without letters and titles as plain text: the options carry
+    their keys (the feedback cites them), titles carry no TeX or backticks, and a snippet
+    alone gets the prompt its section gives it."""
+    qti = read_qti(exported[lms.QTI])
+    moodle = ET.parse(exported[lms.MOODLE]).getroot()
+    titles = [q.findtext("name/text") for q in moodle.findall("question") if q.get("type") != "category"]
+    with zipfile.ZipFile(exported[lms.QTI]) as zf:
+        titles += [i.get("title") for n in zf.namelist() if n != "imsmanifest.xml"
+                   for i in ET.fromstring(zf.read(n)).iter(Q + "item")]
+    assert titles and not [t for t in titles if "$" in t or "`" in t or "\\" in t], titles
+    assert "Why divide by √d_k" in titles
+    for label, q in qti.items():
+        if q["type"] == "multiple_choice_question":
+            assert all(_plain_html(text).startswith(f"{key}. ") for key, text in q["options"]), (label, q["options"])
+            stem_text = re.sub(r"<pre>.*?</pre>", "", q["stem"], flags=re.S)
+            assert _plain_html(stem_text).strip(), f"{label}: the stem is a snippet with no question"
+    assert lms.SHARED_PROMPT in _plain_html(qti["quiz-bug-wrong-axis"]["stem"])

@@ -85,6 +85,12 @@ def test_figures_have_caption_and_alt_text(html_dir, toc_files):
             caption = figure.select_one("figcaption .caption-text") if figure else None
             if caption is None or not caption.get_text(strip=True):
                 problems.append(f"{doc}: figure {img.get('src', '')[:60]} has no caption (mystnb: figure: caption)")
+            elif figure.find_parent(class_="solution") is not None:
+                # the student edition leaves solutions out: a numbered figure there would make its
+                # figures skip a number, and the two editions would number differently
+                if figure.select_one(".caption-number"):
+                    problems.append(f"{doc}: figure {caption.get_text()[:40]!r} in a solution is numbered; "
+                                    "give it no name")
             elif not figure.get("id"):
                 problems.append(f"{doc}: figure with caption {caption.get_text()[:40]!r} has no name")
     assert not problems, "\n".join(problems)

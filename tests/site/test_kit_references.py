@@ -17,7 +17,7 @@ import pytest
 import yaml
 from tests.book_files import ROOT
 
-from book_build import pacing
+from book_build import built, pacing
 from book_build import pages
 from transformer_classroom import book
 
@@ -103,3 +103,17 @@ def test_the_heading_check_catches_typed_numbers():
     headings = HEADING.findall(sample)
     assert [h for h in headings if TYPED.search(_prose(h))] == headings and len(headings) == 2
     assert PART.findall(sample) and re.findall(r"\bbugs?\s+\d+\b", sample, re.IGNORECASE)
+
+
+def test_on_the_exercises_page_exercise_n_is_in_section_n():
+    """"Do 6.2" means one thing: on the exercises page each numbered exercise sits in the
+    section of the same number (its intro is not a numbered section)."""
+    soup = built.page(book.the("exercises"))
+    numbered = [(el, built.lookup(el["id"])) for el in soup.select("div.exercise[id]")]
+    numbered = [(el, ref) for el, ref in numbered if ref.number]
+    assert numbered, "no numbered exercise on the built exercises page"
+    for el, ref in numbered:
+        heading = built.heading_of(el)
+        section = re.match(r"\s*(\d+(?:\.\d+)+)", heading.get_text(" ", strip=True)) if heading else None
+        assert section, f"{ref.label}: no numbered section around it"
+        assert ref.number.split()[-1] == section.group(1).rstrip("."), (ref.number, heading.get_text(" ", strip=True))

@@ -416,6 +416,34 @@ def _metadata(parent: ET.Element, fields: dict[str, str]) -> None:
 QTI_TYPES = {"choice": "multiple_choice_question", "truefalse": "true_false_question", "essay": "essay_question"}
 
 
+_TEX = [(re.compile(r"\\sqrt\{([^{}]*)\}"), r"√\1"), (re.compile(r"\\(?:top|intercal)\b"), "ᵀ"),
+        (re.compile(r"\\(?:cdot|times)\b"), "·"), (re.compile(r"_\{([^{}]*)\}"), r"_\1"),
+        (re.compile(r"\\[a-zA-Z]+"), ""), (re.compile(r"[{}]"), "")]
+
+
+def plain_title(title: str) -> str:
+    """A question's title as an LMS's list shows it, plain text: no backticks, and math as
+    readable text ("Why divide by $\\sqrt{d_k}$" -> "Why divide by √d_k")."""
+
+    def math(m: re.Match) -> str:
+        text = m.group(1)
+        for pattern, repl in _TEX:
+            text = pattern.sub(repl, text)
+        return text
+
+    return " ".join(re.sub(r"\$([^$]+)\$", math, title).replace("`", "").replace("^ᵀ", "ᵀ").split())
+
+
+SHARED_PROMPT = "Which of the bugs in the options does this code contain? It contains exactly one."
+
+
+def stem(q: Question) -> str:
+    """The question's text; a snippet alone, whose options are the list its section shares
+    ("which mistake is this?"), gets the prompt its section gives them."""
+    prose = re.sub(r"^(```|~~~).*?^\1", "", q.stem, flags=re.MULTILINE | re.DOTALL).strip()
+    return q.stem if prose or q.kind != "choice" else f"{SHARED_PROMPT}\n\n{q.stem}"
+
+
 def qti_assessment(page: QuizPage, render: Renderer) -> ET.Element:
     """One quiz page as a QTI 1.2 ``questestinterop`` with one ``assessment``."""
     root = ET.Element("questestinterop", {"xmlns": QTI_NS})
@@ -424,21 +452,22 @@ def qti_assessment(page: QuizPage, render: Renderer) -> ET.Element:
     section = _sub(assessment, "section", ident="root_section")
     for q in page.questions:
         where = f"{q.page}.md, {q.label}"
-        item = _sub(section, "item", ident=q.label, title=q.title)
+        item = _sub(section, "item", ident=q.label, title=plain_title(q.title))
         fields = {"question_type": QTI_TYPES[q.kind], "points_possible": "1"}
         if q.options:  # Canvas's record of the choices' identifiers
             fields["original_answer_ids"] = ",".join(k for k, _ in q.options)
         _metadata(_sub(item, "itemmetadata"), fields)
         presentation = _sub(item, "presentation")
-        _material(presentation, render(q.stem, where))
+        _material(presentation, render(stem(q), where))
         if q.kind == "essay":
             response = _sub(presentation, "response_str", ident="response1", rcardinality="Single")
             _sub(response, "render_fib")
         else:
             response = _sub(presentation, "response_lid", ident="response1", rcardinality="Single")
             choices = _sub(response, "render_choice", shuffle="No")
-            for key, text in q.options:
-                _material(_sub(choices, "response_label", ident=key), render.inline(text, where))
+            for key, text in q.options:  # the feedback cites options by key: show it (Canvas numbers nothing)
+                shown = render.inline(text, where) if q.kind == "truefalse" else f"{key}. {render.inline(text, where)}"
+                _material(_sub(choices, "response_label", ident=key), shown)
         processing = _sub(item, "resprocessing")
         _sub(_sub(processing, "outcomes"), "decvar", maxvalue="100", minvalue="0", varname="SCORE", vartype="Decimal")
         always = _sub(processing, "respcondition", continue_="Yes")
@@ -514,8 +543,8 @@ def moodle_xml(pages: list[QuizPage], render: Renderer) -> bytes:
             where = f"{q.page}.md, {q.label}"
             kind = {"choice": "multichoice", "truefalse": "truefalse", "essay": "essay"}[q.kind]
             el = _sub(root, "question", type=kind)
-            _sub(_sub(el, "name"), "text", q.title)
-            _text(el, "questiontext", render(q.stem, where))
+            _sub(_sub(el, "name"), "text", plain_title(q.title))
+            _text(el, "questiontext", render(stem(q), where))
             explained = render(q.explanation, where) + "\n" + _references(q, page, render.book)
             _text(el, "generalfeedback", explained if q.kind != "essay" else _references(q, page, render.book))
             _sub(el, "defaultgrade", "1")
