@@ -12,7 +12,7 @@ import jupytext
 import nbformat
 import pytest
 
-from transformer_classroom import grade, submission
+from transformer_classroom import grade
 from tests.library.test_exercises_solutions import EXERCISES, INSTRUCTOR
 
 BOOK = Path(__file__).resolve().parents[2] / "book"
@@ -167,38 +167,18 @@ def test_grades_every_submission_and_writes_the_csv(submissions, tmp_path, capsy
     assert int(by_student["good"]["total"]) == MAX and int(by_student["partly"]["positional"]) == 5
 
 
-def _with_solution_cell(name: str, source: str) -> nbformat.NotebookNode:
-    """The untouched notebook, with the book's solution cell that defines ``name`` rewritten."""
-    nb = page_notebook()
-    cell = next(c for c in nb.cells if c.get("metadata", {}).get(submission.SOLUTION_KEY)
-                and c.source.lstrip().startswith(f"def {name}("))
-    cell.source = source
-    return nb
-
-
-def test_an_answer_typed_into_the_solution_cell_is_graded(tmp_path, monkeypatch):
-    monkeypatch.setattr(grade, "TIME_LIMIT", 10)
-    for stem, body in {
-        "mine_right": "    s = Q @ K.T / np.sqrt(K.shape[1])\n    e = np.exp(s - s.max(1, keepdims=True))\n"
-                      "    return e / e.sum(1, keepdims=True) @ V",
-        "mine_wrong": "    return Q @ K.T @ V",
-    }.items():
-        nbformat.write(_with_solution_cell("self_attention", "def self_attention(Q, K, V):\n" + body),
-                       tmp_path / f"{stem}.ipynb")
-    items = grade.select_items("self_attention,multi_head")
-    right = grade.grade_submission(tmp_path / "mine_right.ipynb", items)
-    assert right.points == {"self_attention": 6, "multi_head": 0}, right.verdicts
-    assert "not written yet" in right.verdicts["multi_head"]  # the book's own solution cell: skipped
-    wrong = grade.grade_submission(tmp_path / "mine_wrong.ipynb", items)
-    assert wrong.points["self_attention"] == 0 and not wrong.verdicts["self_attention"].startswith("not written")
-
-
-def test_every_solution_cell_of_the_book_notebooks_is_stamped():
+def test_the_book_notebooks_carry_no_solution():
+    """A student works in the notebook: its exercises have starters and checks, no solutions
+    (book_build.notebook_text), and no MyST the notebook would show as raw text."""
     for ipynb in sorted(BOOK.glob("*.ipynb")):
-        cells = nbformat.read(ipynb, as_version=4).cells
-        for cell, source, inside in submission._solution_blocks(cells):
-            stamp = cell.get("metadata", {}).get(submission.SOLUTION_KEY)
-            assert stamp == (submission.fingerprint(source) if inside else None), (ipynb.name, source[:60])
+        nb = nbformat.read(ipynb, as_version=4)
+        markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        assert "{solution-start}" not in markdown and "{exercise-start}" not in markdown, ipynb.name
+        assert not re.search(r"^\s*(`{3,}|:{3,})\{", markdown, re.M), ipynb.name
+    code = "\n".join(c.source for c in nbformat.read(BOOK / "exercises.ipynb", as_version=4).cells)
+    for label, solution in SOLUTIONS.items():  # the book's own solution of every exercise: not there
+        body = [line for line in solution.splitlines() if line.strip() and not line.lstrip().startswith(("def ", '"""', "#"))]
+        assert body and not all(line in code for line in body[:3]), label
 
 
 def test_command_line_entry_point(submissions, tmp_path):

@@ -29,9 +29,8 @@ chosen: it would put build machinery in front of the reader for nothing.
 the install cell) and ``binder/`` install, and runs every notebook in rebuilt Colab and
 Binder environments (``tests/notebooks/reader_envs.py``).
 
-Each code cell of a solution block carries its source's fingerprint in its metadata
-(``transformer_classroom.submission.mark_solutions``): the grader skips a solution cell that
-still holds the book's solution and grades one a student typed an answer into.
+The notebook is what a student works in: its text is the page's with the MyST directives
+written out as Markdown and the solutions left out (``book_build.notebook_text``).
 
 Before the notebooks, the times a page announces of other pages are brought up to date in
 its front matter (``book_build.pages``).
@@ -50,10 +49,10 @@ import jinja2
 import jupytext
 import nbformat
 from transformer_classroom import book
-from transformer_classroom.submission import SOLUTION_KEY, mark_solutions
 
 from . import pages
 from .ext.exercise_titles import with_titles
+from .notebook_text import for_jupyter
 
 ROOT = book.find_root()
 BOOK = ROOT / "book"
@@ -107,8 +106,7 @@ def with_install_cell(nb: nbformat.NotebookNode, page: str = "") -> nbformat.Not
 
 def _comparable(nb: nbformat.NotebookNode) -> list[tuple]:
     return [
-        (c.cell_type, c.source.strip(), tuple(c.get("metadata", {}).get("tags", [])),
-         c.get("metadata", {}).get(SOLUTION_KEY))
+        (c.cell_type, c.source.strip(), tuple(c.get("metadata", {}).get("tags", [])))
         for c in nb.cells
     ]
 
@@ -130,19 +128,20 @@ def substitute(text: str, values: dict[str, str]) -> str:
 
 def notebook_for(md: Path) -> nbformat.NotebookNode:
     """The notebook a reader opens for page ``md``: no hidden checks, no quiz questions
-    (they are on their quiz page), the graded exercises' declared titles written in
+    (they are on their quiz page), no solutions, the directives as Markdown
+    (``book_build.notebook_text``), the graded exercises' declared titles written in
     (``book_build.ext.exercise_titles``), the page's substitutions (its front matter's,
     ``book_build.pages``) written out in the text cells, plus the install cell."""
     from transformer_classroom.quiz_blocks import page_text
 
-    nb = jupytext.reads(with_titles(page_text(md.parent, md.stem), md.stem), fmt="md:myst")
+    text = for_jupyter(with_titles(page_text(md.parent, md.stem), md.stem), md.parent)
+    nb = jupytext.reads(text, fmt="md:myst")
     nb.cells = [c for c in nb.cells
                 if not (c.cell_type == "code" and set(c.get("metadata", {}).get("tags", [])) & {INSTALL_TAG, SITE_ONLY})]
     values = {**substitutions(), **book.substitutions(md.stem)}
     for c in nb.cells:
         if c.cell_type == "markdown":
             c.source = substitute(c.source, values)
-    mark_solutions(nb.cells)  # the grader grades a solution cell only once a student has changed it
     return with_install_cell(nb, md.stem)
 
 

@@ -1,9 +1,8 @@
 """What of a student's submission runs, decided by reading it (never by running it).
 
-A submission is a notebook (its own code cells; the folded solutions of the book's
-notebook are skipped while they hold the book's solution, and graded once the student has
-typed an answer there: :func:`mark_solutions`) or a ``.py`` file, split into cells at ``# %%`` lines as editors
-do. Each cell is parsed on its own, so a syntax error costs only that cell. Of each cell's
+A submission is a notebook (its code cells: the book's notebooks carry no solutions, so
+every code cell is the student's) or a ``.py`` file, split into cells at ``# %%`` lines as
+editors do. Each cell is parsed on its own, so a syntax error costs only that cell. Of each cell's
 top-level statements these run, one at a time:
 
 - imports, ``def`` and ``class`` statements;
@@ -21,7 +20,6 @@ the book's own implementation of what an item grades.
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -41,38 +39,6 @@ class Cell:
     tree: ast.Module | None = None
 
 
-SOLUTION_KEY = "book_solution"
-"""A solution cell's metadata in the book's notebooks: the fingerprint of the book's source."""
-
-
-def fingerprint(source: str) -> str:
-    return hashlib.sha256(source.strip().encode()).hexdigest()[:16]
-
-
-def _solution_blocks(cells: list[dict]):
-    """Each code cell of a notebook with whether it lies in a solution block (between the
-    markdown cells that open and close a ``{solution-start}`` ... ``{solution-end}``)."""
-    inside = False
-    for cell in cells:
-        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        if cell["cell_type"] == "markdown":
-            start, end = source.rfind("{solution-start}"), source.rfind("{solution-end}")
-            if start != end:  # the later marker decides (a cell may close one block and open the next)
-                inside = start > end
-        elif cell["cell_type"] == "code":
-            yield cell, source, inside
-
-
-def mark_solutions(cells: list[dict]) -> None:
-    """Stamp each solution cell of the book's notebook with its source's fingerprint
-    (``book_build.sync_notebooks``). The grader skips a solution cell whose source still has its
-    fingerprint (the book's solution earns nothing) and grades one whose source changed: a
-    student who typed the answer into the solution cell rather than the exercise's cell."""
-    for cell, source, inside in _solution_blocks(cells):
-        if inside:
-            cell.setdefault("metadata", {})[SOLUTION_KEY] = fingerprint(source)
-
-
 def code_cells(path: Path) -> list[str]:
     """A submission's code cells: a ``.py`` file split at ``# %%`` lines, or a notebook's own cells."""
     text = path.read_text(encoding="utf-8")
@@ -86,11 +52,10 @@ def code_cells(path: Path) -> list[str]:
         cells.append("\n".join(current))
         return cells
     cells = []
-    for cell, source, inside in _solution_blocks(json.loads(text)["cells"]):
-        stamp = (cell.get("metadata") or {}).get(SOLUTION_KEY)
-        if inside and (not isinstance(stamp, str) or stamp == fingerprint(source)):
-            continue  # the book's solution, as the book wrote it (or a notebook without stamps)
-        cells.append("\n".join(_without_magic(line) for line in source.splitlines()))
+    for cell in json.loads(text)["cells"]:
+        if cell.get("cell_type") == "code":
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            cells.append("\n".join(_without_magic(line) for line in source.splitlines()))
     return cells
 
 
