@@ -164,6 +164,20 @@ def test_title_page_names_the_edition(edition):
 
 
 @pytest.mark.parametrize("edition", EDITIONS)
+def test_the_pdf_names_its_title_author_and_cover(edition):
+    """A file list shows the PDF's Title and Author (from _config.yml); the cover's page
+    label is not the "1" of the text's first page."""
+    info = subprocess.run(["pdfinfo", str(pdf_path(edition))], check=True, capture_output=True, text=True).stdout
+    fields = dict(line.split(":", 1) for line in info.splitlines() if ":" in line)
+    assert fields.get("Title", "").strip() == f"{book.title()} (for {edition}s)", info
+    assert fields.get("Author", "").strip() == book.author(), info
+    from pypdf import PdfReader
+
+    labels = PdfReader(str(pdf_path(edition))).page_labels
+    assert labels[0] == "Cover" and labels.count("1") == 1, labels[:8]
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
 def test_table_of_contents_has_page_numbers(edition, toc_files):
     text = pdf_text(edition)
     start = text.lower().find("contents")

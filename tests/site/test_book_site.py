@@ -252,3 +252,10 @@ def test_where_the_book_lives_is_typed_only_in_the_config(html_dir, toc_files, b
     assert values["repo_url"] in built and f"{values['licence']} licence" in built
     left = [doc for doc in toc_files if "{{" in BeautifulSoup(html_page(doc).read_text(), "html.parser").select_one("article").get_text()]
     assert not left, f"substitutions left unreplaced on {left}"
+
+
+def test_no_reference_doubles_its_article(html_dir, toc_files):
+    """"the {ref}`label`" to a section titled "The ..." prints "the The ...": name it in the role."""
+    doubled = [f"{doc}: {m.group(0)!r}" for doc in toc_files
+               for m in re.finditer(r"\b(?:the The|a A|an An)\b.{0,30}", article(doc).get_text(" "))]
+    assert not doubled, doubled

@@ -22,6 +22,9 @@ def _latex_elements(app, config) -> None:
     }
     elements = config.latex_elements
     preamble = "".join(rf"\newcommand{{\{k}}}{{{v}}}" + "\n" for k, v in macros.items())
+    # the PDF's own Title and Author (what a reader's file list and pdfinfo show)
+    full_title = tex(str(config.html_title or config.project)) + f" ({edition})"
+    preamble += rf"\AtBeginDocument{{\hypersetup{{pdftitle={{{full_title}}},pdfauthor={{{tex(str(config.author))}}}}}}}" + "\n"
     elements["preamble"] = preamble + "\\usepackage{tlprint}\n" + elements.get("preamble", "")
     elements["maketitle"] = r"\tlmaketitle"
     # The running footer names the chapter: none before chapter 1 (not "CONTENTS").
