@@ -261,3 +261,28 @@ def test_the_padding_variant_ignores_the_padding_queries_rows(fill_rows, capsys)
 
     grade.variant_item(variants.BY_KEY["padding"]).check(rows_and_columns)
     assert "Correct!" in capsys.readouterr().out
+
+
+def _padded_with(kind: str):
+    """The padding variant written with one mistake, with a plain exp/sum softmax and -1e9."""
+    def f(X, W_q, W_k, W_v, W_o, h, key_mask):
+        B, T, E = X.shape
+        heads = lambda M: M.reshape(B, T, h, E // h).transpose(0, 2, 1, 3)  # noqa: E731
+        Q, K, V = heads(X @ W_q), heads(X @ W_k), heads(X @ W_v)
+        s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(E // h)
+        keep = {"queries": key_mask[:, None, :, None], "inverted": ~key_mask[:, None, None, :],
+                "zero": key_mask[:, None, None, :]}[kind]
+        s = np.where(keep, s, 0.0 if kind == "zero" else -1e9)
+        e = np.exp(s - s.max(-1, keepdims=True))
+        w = e / e.sum(-1, keepdims=True)
+        return (w @ V).transpose(0, 2, 1, 3).reshape(B, T, E) @ W_o, w
+    return f
+
+
+@pytest.mark.parametrize("kind, needle", [("queries", "padding keys still get weight"),
+                                          ("inverted", "wrong way round"), ("zero", "set to 0")])
+def test_the_padding_variant_names_mask_mistakes_however_the_softmax_is_written(kind, needle):
+    from transformer_lessons.checks import CheckFailed
+
+    with pytest.raises(CheckFailed, match=needle):
+        grade.variant_item(variants.BY_KEY["padding"]).check(_padded_with(kind))

@@ -167,6 +167,10 @@ TABLE = {
         },
         {
             "reverses all three axes": lambda Q, K, V: softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ V,
+            "K.transpose\\(1, 0, 2\\) swaps the batch": lambda Q, K, V: softmax(
+                Q @ K.transpose(1, 0, 2) / np.sqrt(Q.shape[-1])) @ V,
+            "summed over the batch": lambda Q, K, V: softmax(
+                np.einsum("btd,bsd->ts", Q, K) / np.sqrt(Q.shape[-1])) @ V,
             "over the queries": lambda Q, K, V: softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]), axis=1) @ V,
             "shape": lambda Q, K, V: np.dot(softmax(np.dot(Q, np.swapaxes(K, -1, -2))), V),
             "not scaled": lambda Q, K, V: softmax(Q @ np.swapaxes(K, -1, -2)) @ V,

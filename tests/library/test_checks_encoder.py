@@ -87,6 +87,8 @@ SA_CORRECT = {
 SA_MISTAKES = {
     "not scaled": lambda Q, K, V: _softmax(Q @ K.T) @ V,
     "divided by d_k": lambda Q, K, V: _softmax(Q @ K.T / Q.shape[-1]) @ V,
+    "multiplied by sqrt\\(d_k\\)": lambda Q, K, V: _softmax(Q @ K.T * np.sqrt(Q.shape[-1])) @ V,
+    "V is used as the keys": lambda Q, K, V: _softmax(Q @ V.T / np.sqrt(Q.shape[-1])) @ V,
     "wrong axis": lambda Q, K, V: _softmax(Q @ K.T / np.sqrt(Q.shape[-1]), axis=0) @ V,
     "returned the attention weights": lambda Q, K, V: _softmax(Q @ K.T / np.sqrt(Q.shape[-1])),
     "multiply K instead of V": lambda Q, K, V: _softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ K,
@@ -434,6 +436,14 @@ def mh_softmax_over_queries(X, W_q, W_k, W_v, W_o, num_heads, mask=None):
     return (w @ V).transpose(0, 2, 1, 3).reshape(B, T, E) @ W_o, w
 
 
+def _mh_softmax_axis(X, W_q, W_k, W_v, W_o, num_heads, axis):
+    B, T, E = X.shape
+    d_k = E // num_heads
+    Q, K, V = ((X @ W).reshape(B, T, num_heads, d_k).transpose(0, 2, 1, 3) for W in (W_q, W_k, W_v))
+    w = _softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k), axis=axis)
+    return (w @ V).transpose(0, 2, 1, 3).reshape(B, T, E) @ W_o, w
+
+
 MH_CORRECT = {
     "in place": mh_in_place,
     "torch float32 returned as float64": lambda *a, mask=None: tuple(
@@ -465,6 +475,10 @@ MH_MISTAKES = {
     "concatenated along the wrong axis": lambda X, *W, mask=None: mh_numpy(
         X, *W, mask=mask, merge=lambda o, B, T, E: np.stack(list(o.transpose(1, 0, 2, 3)), axis=-1).reshape(B, T, E)
     ),
+    "split as \\(B, T, d_k, H\\)": lambda X, *W, mask=None: mh_numpy(
+        X, *W, mask=mask, split=lambda M, B, T, H, d: M.reshape(B, T, d, H).transpose(0, 3, 1, 2),
+        merge=lambda o, B, T, E: o.transpose(0, 2, 3, 1).reshape(B, T, E)
+    ),
     "W\\^O is missing": lambda X, *W, mask=None: mh_numpy(X, *W, mask=mask, w_out=False),
     "sqrt\\(d_model\\)": lambda X, *W, mask=None: mh_numpy(X, *W, mask=mask, scale=X.shape[-1]),
     "not scaled": lambda X, *W, mask=None: mh_numpy(X, *W, mask=mask, scale=1),
@@ -484,6 +498,7 @@ MH_MISTAKES = {
     "W_o is applied transposed": lambda X, Wq, Wk, Wv, Wo, h, mask=None: mh_numpy(X, Wq, Wk, Wv, Wo.T, h, mask=mask),
     "projections are applied transposed": mh_f_linear,
     "you normalised over the queries": mh_softmax_over_queries,
+    "normalises over the heads": lambda X, Wq, Wk, Wv, Wo, h, mask=None: _mh_softmax_axis(X, Wq, Wk, Wv, Wo, h, 1),
     "return a pair": lambda X, *W, mask=None: mh_numpy(X, *W, mask=mask)[0],
     "raised ValueError": lambda X, *W, mask=None: np.zeros(3).reshape(2, 2),
     "weights: values differ": lambda X, *W, mask=None: (
@@ -523,6 +538,7 @@ CAUSAL_MISTAKES = {
     "applied after the softmax": lambda X, *W, mask: mh_mask_after_softmax(X, *W, mask=mask),
     "you normalised over the queries": lambda X, *W, mask: mh_softmax_over_queries(X, *W, mask=mask),
     "mask is not applied": lambda X, *W, mask: mh_numpy(X, *W),
+    "blocked scores are set to 0": lambda X, *W, mask: mh_numpy(X, *W, mask=mask, fill=0.0),
     "W\\^O is missing": lambda X, *W, mask: mh_numpy(X, *W, mask=mask, w_out=False),
     "merged with a reshape": lambda X, *W, mask: mh_numpy(
         X, *W, mask=mask, merge=lambda o, B, T, E: o.reshape(B, T, E)

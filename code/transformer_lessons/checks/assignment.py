@@ -102,16 +102,18 @@ def _padding_case(impl, batch, seq_len, embed_dim, num_heads, lengths) -> None:
                          average_attn_weights=False)
     expected = (out_t.numpy(), w_t.numpy())  # (B, T, E), (B, H, T, S)
     allowed = np.broadcast_to(key_mask[:, None, :], (batch, seq_len, seq_len))
+    def fills(mask):  # a row with no key left, as each way of filling blocked scores leaves it
+        return [mh_reference(x, *ws, num_heads, mask=mask, empty_rows="zero"), mh_reference(x, *ws, num_heads, mask=mask),
+                mh_reference(x, *ws, num_heads, mask=mask, fill=-1e9)]
+
     mistakes = {
-        "the padding mask is not applied: keys where key_mask is False (padding) must get weight 0": [
-            mh_reference(x, *ws, num_heads)],
+        "the padding keys still get weight: the mask must block keys (columns), key_mask[:, None, None, :] "
+        "broadcast to (B, H, T, S); not applied, or applied to the queries (rows), it blocks none of "
+        "them": [mh_reference(x, *ws, num_heads)],
         "the padding mask is the wrong way round: True = a real token that may be attended, so keep the "
-        "scores where key_mask is True and set the others to -inf": [
-            mh_reference(x, *ws, num_heads, mask=~allowed, empty_rows="zero")],
-        "the padding mask is applied to the queries (rows) instead of the keys (columns): broadcast it "
-        "as key_mask[:, None, None, :] to (B, H, T, S)": [
-            mh_reference(x, *ws, num_heads, mask=np.broadcast_to(key_mask[:, :, None], allowed.shape),
-                         empty_rows="zero")],
+        "scores where key_mask is True and set the others to -inf": fills(~allowed),
+        "the blocked scores are set to 0, an ordinary score (exp(0) = 1, so padding keys still get "
+        "weight): set them to -inf": [mh_reference(x, *ws, num_heads, mask=allowed, fill=0.0)],
         "the padding mask is applied after the softmax: set the padded keys' scores to -inf before it, "
         "so that each row still sums to 1": [mh_reference(x, *ws, num_heads, mask=allowed, mask_after_softmax=True)],
     }

@@ -113,6 +113,14 @@ def check_batched_attention(fn) -> None:
                     "K.T reverses all three axes of a (B, S, d_k) array, (d_k, S, B), so the "
                     "batches are mixed up: swap only the last two, np.swapaxes(K, -1, -2)"
                 ] = softmax(q @ k.T / math.sqrt(d_k)) @ v
+                mistakes[
+                    "K.transpose(1, 0, 2) swaps the batch and key axes, (S, B, d_k), so the batches are "
+                    "mixed up: swap the last two axes, np.swapaxes(K, -1, -2) (K.transpose(0, 2, 1))"
+                ] = softmax(q @ k.transpose(1, 0, 2) / math.sqrt(d_k)) @ v
+        mistakes[
+            "the scores are summed over the batch (an einsum whose output has no b, 'btd,bsd->ts'): "
+            "keep the batch index in the output, 'btd,bsd->bts'"
+        ] = softmax(np.einsum("btd,bsd->ts", q, k) / math.sqrt(d_k)) @ v
         mistakes["softmax normalises over the queries (axis=1 or -2); use axis=-1"] = (
             softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k), axis=-2) @ v
         )

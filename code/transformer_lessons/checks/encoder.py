@@ -63,6 +63,9 @@ def _attention_mistakes(q, k, v) -> dict[str, np.ndarray | list | None]:
     return {
         "the scores are not scaled: divide Q K^T by sqrt(d_k) before the softmax": softmax(scores) @ v,
         "the scores are divided by d_k; the paper divides by sqrt(d_k)": softmax(scores / d_k) @ v,
+        "the scores are multiplied by sqrt(d_k); divide by it: Q K^T / sqrt(d_k)": softmax(scores * math.sqrt(d_k)) @ v,
+        "V is used as the keys: the scores are Q K^T, queries against keys (V only gives the values "
+        "the weights mix)": softmax(q @ v.T / math.sqrt(d_k)) @ v if v.shape[-1] == d_k else None,
         f"the scores are divided by sqrt(S) = sqrt({s}), the number of keys (K.shape[0]); divide by "
         f"sqrt(d_k) = sqrt({d_k}), the width of each query and key (Q.shape[-1])": other_scale(s),
         f"the scores are divided by sqrt(T) = sqrt({t}), the number of queries (Q.shape[0]); divide by "
@@ -228,8 +231,9 @@ def mh_reference(
     ``mask`` (T, T) or (B, T, T), True = may attend: blocked scores get ``fill``; a row with
     nothing allowed is NaN (``empty_rows="nan"``, a plain softmax) or zeros (``"zero"``, as
     ``F.scaled_dot_product_attention``). The mistakes: ``split``/``merge`` by a reshape alone,
+    ``split="strided"`` (a reshape to ``(B, T, d_k, H)``: head h gets every H-th feature),
     ``scale`` by ``"d_model"`` or ``"none"``, no W^O, the softmax over ``axis=-2`` (the
-    queries), the matrices named in ``transposed`` ("q", "k", "v", "o") used transposed
+    queries) or ``axis=1`` (the heads), the matrices named in ``transposed`` ("q", "k", "v", "o") used transposed
     (``nn.Linear``'s layout), the mask multiplied into the weights after the softmax.
     """
     b, t, e = x.shape
@@ -239,6 +243,8 @@ def mh_reference(
     def heads(m):  # (B, T, E) -> (B, H, T, d_k)
         if split == "reshape":  # the bug: heads mixed across positions
             return m.reshape(b, num_heads, t, d_k)
+        if split == "strided":  # the bug: (B, T, d_k, H), so head h gets features h, h + H, ...
+            return m.reshape(b, t, d_k, num_heads).transpose(0, 3, 1, 2)
         return m.reshape(b, t, num_heads, d_k).transpose(0, 2, 1, 3)
 
     q, k, v = heads(x @ w_q), heads(x @ w_k), heads(x @ w_v)
@@ -285,6 +291,11 @@ def _mh_mistakes(x, ws, h, mask=None) -> dict[str, tuple | list[tuple]]:
         across_batch = (mh_reference(x.swapaxes(0, 1), *ws, h)[0].swapaxes(0, 1), None)
         ref_long = (mh_reference(x.reshape(1, b * t, e), *ws, h)[0].reshape(b, t, e), None)
     return {
+        "the heads are split as (B, T, d_k, H): head h gets features h, h + H, h + 2H, ... of each "
+        "position instead of the block h*d_k .. (h+1)*d_k - 1; reshape to (B, T, H, d_k), then swap "
+        "axes 1 and 2": [ref(split="strided", merge="interleave"), ref(split="strided")],
+        "softmax normalises over the heads (axis=1 of the (B, H, T, T) scores): each query's row "
+        "must sum to 1 over the keys, axis=-1": ref(axis=1),
         "the heads are split with a reshape to (B, H, T, d_k) but no transpose, so each 'head' mixes "
         "features of different positions: reshape to (B, T, H, d_k), then swap axes 1 and 2 "
         "(and swap back before merging)": ref(split="reshape", merge="reshape"),
@@ -383,6 +394,8 @@ def multihead_case(impl, mask_kind=None, batch=2, seq_len=5, embed_dim=12, num_h
             "longer sum to 1; set the blocked scores to -inf before the softmax": mh_reference(
                 x, *ws, num_heads, mask=mask, mask_after_softmax=True
             ),
+            "the blocked scores are set to 0, an ordinary score (exp(0) = 1, so the future still gets "
+            "weight): set them to -inf": mh_reference(x, *ws, num_heads, mask=mask, fill=0.0),
             **mistakes,
         }
     mistakes = {m: v if isinstance(v, list) else [v] for m, v in mistakes.items()}
