@@ -117,3 +117,14 @@ def test_on_the_exercises_page_exercise_n_is_in_section_n():
         section = re.match(r"\s*(\d+(?:\.\d+)+)", heading.get_text(" ", strip=True)) if heading else None
         assert section, f"{ref.label}: no numbered section around it"
         assert ref.number.split()[-1] == section.group(1).rstrip("."), (ref.number, heading.get_text(" ", strip=True))
+
+
+def test_every_quiz_slide_is_a_question_with_options():
+    """A quiz slide is a poll: the room answers by option, so its question has options."""
+    from transformer_classroom import lms
+
+    kinds = {q.label: q.kind for p in lms.read_quizzes(ROOT / "book") for q in p.questions}
+    slides = [s["quiz"] for page in book.toc_pages(ROOT) for mode in (book.front_matter(page, ROOT).get("pacing") or {}).values()
+              if isinstance(mode, dict) for s in mode.get("slides") or [] if isinstance(s, dict) and "quiz" in s]
+    assert slides, "no quiz slide in the pages' pacing"
+    assert {label: kinds[label] for label in slides if kinds[label] not in ("choice", "truefalse")} == {}

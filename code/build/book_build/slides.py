@@ -125,7 +125,7 @@ def _first_sentence(caption: Tag) -> Tag:
     out = BeautifulSoup("<span></span>", "html.parser").span
     for node in list(caption.children):
         if isinstance(node, NavigableString):
-            m = re.search(r"[.:;](\s|$)", str(node))
+            m = re.search(r"\.(\s|$)", str(node))  # a sentence's end: a caption cut at ";" reads as cut
             if m:
                 out.append(NavigableString(str(node)[: m.start() + 1]))
                 return out
