@@ -10,7 +10,8 @@
 * :mod:`.bughunt`: the bug hunt, :data:`bughunt.CHECKS` in the book's order;
 * :mod:`.assignment`: the graded assignment (causal multi-head attention) and its
   per-student variants (padding mask, cross-attention, a fixed number of heads);
-* :mod:`.decoder`: the decoder and language-model pages (causal masks, the key-value cache).
+* :mod:`.decoder`: the decoder and language-model pages (causal masks, the key-value cache);
+* :mod:`.modern`: today's parts (RMSNorm, SwiGLU, grouped-query attention).
 
 Every check prints a line starting with ``Correct!`` or raises :class:`CheckFailed`
 (an ``AssertionError``) whose message says what to change. A check module's ``__all__``
@@ -26,9 +27,10 @@ from .encoder import *  # noqa: F403  (the exercises page)
 from . import bughunt  # noqa: I001  (its bug hunt: after the page's exercises, in the book's order)
 from .assignment import *  # noqa: F403  (its graded assignment)
 from .decoder import *  # noqa: F403  (the decoder and language-model pages)
+from .modern import *  # noqa: F403  (today's parts: RMSNorm, SwiGLU, grouped-query attention)
 from .exercises import EXERCISES, Exercise, Graded
 
-from . import assignment, decoder, encoder  # noqa: E402, I001  (their __all__)
+from . import assignment, decoder, encoder, modern  # noqa: E402, I001  (their __all__)
 
 __all__ = [
     "EXERCISES",
@@ -45,4 +47,5 @@ __all__ = [
     *encoder.__all__,
     *assignment.__all__,
     *decoder.__all__,
+    *modern.__all__,
 ]
