@@ -105,7 +105,8 @@ ASSIGNMENTS["all"] = tuple(i.key for i in RUBRIC)
 """Named sets of items, as the exercises declare them: ``lab`` (the 2.5-hour session's lab,
 the exercises page's ``pacing: session:`` slide; ``tests/site/test_kit_references.py`` checks
 that they agree), ``exercises`` (the exercises page but its graded assignment), ``bughunt``,
-``assignment``, ``decoder`` (the decoder and language-model pages), and ``all``."""
+``assignment``, ``decoder`` (the decoder and language-model pages), ``modern`` (today's
+parts), and ``all``."""
 
 
 # --- exercise names, as the book prints them -----------------------------------------------
