@@ -45,8 +45,8 @@ def page_solution(page: str, label: str) -> str:
     raise LookupError(label)
 
 
-# The decoder and language-model pages' exercises, solved as the book solves them.
-OTHER_SOLUTIONS = [page_solution("decoder", "ex-decoder-causal-mask"), page_solution("language_model", "ex-lm-kv-cache")]
+# The exercises of the other pages (decoder, language model, today's parts), solved as the book solves them.
+OTHER_SOLUTIONS = [page_solution(ex.page, label) for label, ex in grade.EXERCISES.items() if ex.page != "exercises"]
 HEADER = "import math\nimport numpy as np\nimport torch\nfrom torch import nn\nfrom transformer_lessons import softmax\n\n"
 
 PARTLY_BROKEN = """
