@@ -151,6 +151,14 @@ def mean_attention(model: ToyEncoder, num_sequences: int = 256, seed: int = 999)
     return np.stack([w.mean(0).numpy() for w in model.attention_maps()])
 
 
+@torch.no_grad()
+def sequence_attention(model: ToyEncoder, tokens: torch.Tensor) -> np.ndarray:
+    """The attention weights of one sequence ``tokens (T,)``: ``(layers, H, T, T)`` array."""
+    model.eval()
+    model(tokens[None])  # (1, T): a batch of one
+    return np.stack([w[0].numpy() for w in model.attention_maps()])
+
+
 def anti_diagonal_mass(weights: np.ndarray) -> np.ndarray:
     """Share of attention on the anti-diagonal (query ``t`` -> key ``T-1-t``).
 

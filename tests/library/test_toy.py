@@ -121,3 +121,17 @@ def test_self_only_attention_falls_to_chance():
     result = train_reversal(ToyConfig(seq_len=4, steps=200))
     assert evaluate_reversal(result.model) >= 0.99
     assert accuracy_attending_to_self_only(result.model) < 0.2
+
+
+def test_sequence_attention_is_the_models_maps_for_one_sequence():
+    from transformer_lessons.toy import ToyConfig, ToyEncoder, sequence_attention
+
+    torch.manual_seed(0)
+    model = ToyEncoder(ToyConfig())
+    tokens = torch.randint(0, model.cfg.vocab_size, (model.cfg.seq_len,))
+    w = sequence_attention(model, tokens)
+    with torch.no_grad():
+        model(torch.stack([tokens, tokens]))
+    np.testing.assert_allclose(w, np.stack([m[1].numpy() for m in model.attention_maps()]), rtol=1e-6, atol=1e-7)
+    assert w.shape == (len(model.attention_maps()), model.cfg.num_heads, model.cfg.seq_len, model.cfg.seq_len)
+    np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-6)
