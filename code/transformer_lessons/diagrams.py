@@ -32,6 +32,11 @@ SMALL = 11  # 9.4 CSS px at 320 px
 FILL = {"light": "#e9eef6", "dark": "#253040"}
 OP_FILL = {"light": "#fdf0dc", "dark": "#3d3222"}
 HEAD_ALPHA = {"light": 0.45, "dark": 0.7}
+# One stripe pattern per head beside its colour: printed in greyscale, Okabe-Ito's orange
+# and green tints come out nearly the same grey, and the bands of Q, K, V and the
+# concatenation carry no name; the stripes tell the heads apart on paper. A pattern is the
+# slopes of its lines (matplotlib's own hatches made the SVG five times larger).
+HEAD_STRIPES = ((), (1,), (-1,), (1, -1))
 SEQ_LEN = len(example.tokens())  # T = 6
 
 
@@ -66,8 +71,9 @@ class _Canvas:
         return self.ax.text(x, y, s, fontsize=size, **kw)
 
     def matrix(self, x, y, rows, cols, cell, name=None, shape=None, bands=None, fill=None, label_side="above",
-               values=None, cmap=None):
-        """A rows x cols grid centred at (x, y); ``bands``: colour per group of columns;
+               values=None, cmap=None, stripes=None):
+        """A rows x cols grid centred at (x, y); ``bands``: colour per group of columns,
+        ``stripes``: a stripe pattern per group (slopes, :data:`HEAD_STRIPES`);
         ``values``: a (rows, cols) array drawn in ``cmap`` over [-1, 1]."""
         w, h = cols * cell, rows * cell
         x0, y0 = x - w / 2, y - h / 2
@@ -79,6 +85,8 @@ class _Canvas:
             for b, colour in enumerate(bands):
                 self.ax.add_patch(Rectangle((x0 + b * per * cell, y0), per * cell, h, facecolor=colour,
                                             alpha=HEAD_ALPHA[self.theme], linewidth=0))
+                if stripes and stripes[b]:
+                    self._stripes(x0 + b * per * cell, y0, per * cell, h, cell, stripes[b])
         else:
             self.ax.add_patch(Rectangle((x0, y0), w, h, facecolor=fill or FILL[self.theme], linewidth=0))
         xs, ys = [], []  # the grid as one path (a small SVG)
@@ -99,6 +107,21 @@ class _Canvas:
             elif label_side == "right":
                 self.text(x0 + w + 0.08, y, label, ha="left")
         return x0, y0, w, h
+
+    def _stripes(self, x0, y0, w, h, spacing, slopes):
+        """Lines of slope +1 or -1, ``spacing`` apart, across the rectangle (one path)."""
+        xs, ys = [], []
+        for slope in slopes:
+            # the line y - y0 = slope * (x - x0) + c, for offsets c that cross the rectangle
+            start = -w if slope > 0 else 0.0
+            for c in np.arange(start + spacing / 2, start + w + h, spacing):
+                t0, t1 = max(0.0, (0 - c) / slope), min(w, (h - c) / slope)
+                if slope < 0:
+                    t0, t1 = max(0.0, (h - c) / slope), min(w, (0 - c) / slope)
+                if t1 > t0:
+                    xs += [x0 + t0, x0 + t1, np.nan]
+                    ys += [y0 + c + slope * t0, y0 + c + slope * t1, np.nan]
+        self.ax.plot(xs, ys, color=self.fg, linewidth=0.5)
 
     def box(self, x, y, w, h, s, fill=None, size=FONT):
         self.ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0.02,rounding_size=0.06",
@@ -141,7 +164,7 @@ gives the weights, {weights}, each row summing to 1. The weights times V give th
 output, {output}.""",
     "multi_head": """\
 Flow diagram. X, {X}, is multiplied by the projections W Q, W K and W V, each {W_Q},
-giving Q, K and V, {Q}, whose columns are coloured in {h} bands of {d_k}, one per head.
+giving Q, K and V, {Q}, whose columns are coloured and striped in {h} bands of {d_k}, one per head.
 Each head computes its own {t}-by-{t} weights, {weights} in all, and its own output,
 {head}. The {h} outputs are concatenated back to {concat} and multiplied by the output
 projection W O, {W_O}, giving the output, {output}.""",
@@ -256,6 +279,7 @@ def multi_head(seq_len: int = SEQ_LEN, d_model: int = example.D_MODEL, num_heads
               "concat": concat.shape[1:], "W_O": tuple(mha.out_proj.weight.T.shape), "output": out.shape[1:]}
     h, d_k = num_heads, mha.head_dim
     colours = [OKABE_ITO[i % 7] for i in range(h)]
+    stripes = [HEAD_STRIPES[i % len(HEAD_STRIPES)] for i in range(h)]
     cell = min(0.085, 1.45 / d_model, 0.7 / seq_len)
     block_h = seq_len * cell
     height = 0.4 + 5 * (block_h + 0.72) + block_h + 0.15
@@ -271,7 +295,7 @@ def multi_head(seq_len: int = SEQ_LEN, d_model: int = example.D_MODEL, num_heads
             c.arrow((WIDTH / 2 + (xx - WIDTH / 2) * 0.3, y - block_h / 2), (xx, y2 + block_h / 2 + 0.28),
                     f"× {projection(name)} {shape_label(shapes['W_Q'])}" if name == "Q" else f"× {projection(name)}",
                     label_side="left" if name == "Q" else "right")
-            c.matrix(xx, y2, seq_len, d_model, cell, name, shapes["Q"], bands=colours)
+            c.matrix(xx, y2, seq_len, d_model, cell, name, shapes["Q"], bands=colours, stripes=stripes)
         # split into heads: H blocks of (T, d_k) per projection
         y3 = y2 - step
         c.text(WIDTH / 2, y2 - block_h / 2 - 0.29,
@@ -282,19 +306,20 @@ def multi_head(seq_len: int = SEQ_LEN, d_model: int = example.D_MODEL, num_heads
         gap = (WIDTH - left - 0.1) / h
         centres = [left + gap * (i + 0.5) for i in range(h)]
         for i, xx in enumerate(centres):
-            c.matrix(xx, y3, seq_len, seq_len, cell, f"head {i}", None, bands=[colours[i]])
+            c.matrix(xx, y3, seq_len, seq_len, cell, f"head {i}", None, bands=[colours[i]],
+                     stripes=[stripes[i]])
         c.text(0.1, y3, f"attention\nweights\n{shape_label(shapes['weights'])}", size=SMALL, ha="left")
         # head outputs
         y4 = y3 - step
         for i, xx in enumerate(centres):
             c.arrow((xx, y3 - block_h / 2 - 0.05), (xx, y4 + block_h / 2 + 0.08))
-            c.matrix(xx, y4, seq_len, d_k, cell, None, None, bands=[colours[i]])
+            c.matrix(xx, y4, seq_len, d_k, cell, None, None, bands=[colours[i]], stripes=[stripes[i]])
         c.text(0.1, y4, f"head outputs\nweights × V\n{shape_label(shapes['heads'])}", size=SMALL, ha="left")
         # concatenate
         y5 = y4 - step
         for xx in centres:
             c.arrow((xx, y4 - block_h / 2 - 0.05), (WIDTH / 2 + (xx - WIDTH / 2) * 0.3, y5 + block_h / 2 + 0.08))
-        c.matrix(WIDTH / 2, y5, seq_len, d_model, cell, None, None, bands=colours)
+        c.matrix(WIDTH / 2, y5, seq_len, d_model, cell, None, None, bands=colours, stripes=stripes)
         c.text(WIDTH / 2 + d_model * cell / 2 + 0.1, y5, f"concat\n{shape_label(shapes['concat'])}", size=SMALL,
                ha="left")
         # output projection

@@ -124,3 +124,26 @@ def test_screenshots_for_a_person(handout):
     subprocess.run(["pdftoppm", "-png", "-r", "70", str(HANDOUT_PDF), str(shots / "handout")], check=True)
     subprocess.run(["pdftoppm", "-png", "-gray", "-r", "70", "-f", "1", "-l", "1", str(HANDOUT_PDF), str(shots / "handout-grey")], check=True)
     assert len(list(shots.glob("handout-*.png"))) >= 3
+
+
+def test_diagram_labels_are_readable_on_paper(handout, site):
+    """The diagrams' smallest labels print at 7 pt or more: each diagram's image, laid out
+    for print on A4 in Chromium, is drawn at least at the scale that gives its smallest
+    label (``diagrams.SMALL`` points at full size) 7 pt."""
+    from playwright.sync_api import sync_playwright
+
+    from book_build import chromium
+    from transformer_lessons import diagrams
+
+    with sync_playwright() as p:
+        browser = chromium.launch(p)
+        # the width of an A4 page inside the handout's margins (210 - 2 x 12 mm) at 96 px per inch
+        page = browser.new_page(viewport={"width": 703, "height": 1040})
+        page.emulate_media(media="print")
+        page.goto(f"{site}/handout/index.html", wait_until="load")
+        scales = page.evaluate("""() => Array.from(document.querySelectorAll('.diagrams img')).map(
+            img => [img.getAttribute('alt').slice(0, 40), img.getBoundingClientRect().width / img.naturalWidth])""")
+        browser.close()
+    assert len(scales) == 2, scales
+    small = [(alt, round(s * diagrams.SMALL, 1)) for alt, s in scales if s * diagrams.SMALL < 6.95]
+    assert not small, f"diagram labels below 7 pt on the handout: {small}"

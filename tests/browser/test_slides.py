@@ -214,7 +214,11 @@ MEASURE = """() => {
       if (el.tagName === "PRE" && (el.scrollHeight > el.clientHeight + 2 || el.scrollWidth > el.clientWidth + 2))
         overflow.push("scrolling " + el.className);
     }
-    out.push({title: slide.dataset.title, sizes, overflow, rawTex: /\\\\(sqrt|frac|operatorname|mathrm|top)\\b/.test(slide.innerText)});
+    const figures = Array.from(slide.querySelectorAll("figure.tl-figure img")).map(img => {
+      const r = img.getBoundingClientRect();
+      return [r.height / box.height, r.width / box.width];
+    });
+    out.push({title: slide.dataset.title, sizes, overflow, figures, rawTex: /\\\\(sqrt|frac|operatorname|mathrm|top)\\b/.test(slide.innerText)});
   });
   return out;
 }"""
@@ -277,6 +281,16 @@ def test_text_is_large_enough_for_a_lecture_room(visit):
     assert not body, f"body text below {MIN_BODY_PX} px: {body}"
     measured = [m for m in visit["measure"] if "small" in m["sizes"]]
     assert len(measured) >= 10, "too few slides with code or captions measured"
+
+
+def test_figures_fill_their_slides(visit):
+    """A figure slide gives the figure most of the slide (its caption beside a figure that
+    is not wide): at least 75 % of the slide's height or 85 % of its width, so that its
+    tick labels stay as large as the slide allows."""
+    figures = [(m["title"], h, w) for m in visit["measure"] for h, w in m["figures"]]
+    assert len(figures) >= 5, figures
+    small = [(t, f"{h:.0%} high, {w:.0%} wide") for t, h, w in figures if h < 0.75 and w < 0.85]
+    assert not small, f"figures that leave most of their slide empty: {small}"
 
 
 def test_nothing_runs_off_a_slide(visit):

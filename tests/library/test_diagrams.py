@@ -160,3 +160,32 @@ def test_diagram_text_readable_on_a_phone():
         assert fig.get_size_inches()[0] <= diagrams.WIDTH
         sizes = [t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_text()]
         assert min(plots.phone_text_px(fig, s, svg=True) for s in sizes) >= plots.MIN_PHONE_TEXT_PX, make.__name__
+
+
+def test_multi_head_heads_differ_in_greyscale():
+    """Printed in greyscale, each head's block looks different from every other's (the
+    Okabe-Ito orange and green tints alone come out nearly the same grey)."""
+    import io
+
+    from matplotlib.patches import Rectangle
+    from PIL import Image
+
+    fig = diagrams.multi_head()
+    dpi = 100
+    grey = np.asarray(Image.open(io.BytesIO(fig.image_bytes("light", "png", dpi=dpi))).convert("L"), float) / 255
+    fig.set_dpi(dpi)
+    fig.canvas.draw()
+    # the attention-weight blocks: one square band per head, in the head's colour
+    squares = [p for p in fig.axes[0].patches if isinstance(p, Rectangle) and p.get_fill()
+               and abs(p.get_width() - p.get_height()) < 1e-9 and p.get_facecolor()[:3] != (1, 1, 1)]
+    crops = []
+    for patch in squares:
+        box = patch.get_window_extent()
+        top = grey.shape[0] - box.y1
+        crops.append(grey[int(top) + 2:int(top + box.height) - 2, int(box.x0) + 2:int(box.x1) - 2])
+    assert len(crops) == example.NUM_HEADS
+    for i in range(len(crops)):
+        for j in range(i):
+            a, b = crops[i], crops[j]
+            h, w = min(a.shape[0], b.shape[0]), min(a.shape[1], b.shape[1])
+            assert np.abs(a[:h, :w] - b[:h, :w]).mean() > 0.05, f"heads {j} and {i} print alike"

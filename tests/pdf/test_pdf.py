@@ -810,3 +810,49 @@ def test_no_page_half_empty_inside_a_chapter(edition, tmp_path):
         if filled < 0.5:
             half_empty.append(f"page {i + 1}: body filled to {filled:.0%}")
     assert not half_empty, f"{edition}: pages left half empty inside a chapter:\n" + "\n".join(half_empty)
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_no_link_in_the_running_header_or_footer(edition):
+    """No link's clickable area covers the running header or footer: a link broken across
+    two pages (a reference at the foot of a page) keeps to the text it is made of."""
+    reader = pdf_reader(edition)
+    height = float(reader.pages[0].mediabox.height)
+    found = []
+    for i, page in enumerate(reader.pages):
+        for annot in page.get("/Annots") or []:
+            a = annot.get_object()
+            if a.get("/Subtype") != "/Link":
+                continue
+            _, y0, _, y1 = (float(v) for v in a["/Rect"])
+            top, bottom = height - y1, height - y0  # from the top of the page, as BODY_TOP
+            if bottom < BODY_TOP - 2 or top > BODY_BOTTOM + 2:
+                found.append(f"page {i + 1}: a link from {top:.0f} to {bottom:.0f} pt")
+    assert not found, f"{edition}: links in the header or footer:\n" + "\n".join(found[:10])
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_no_caption_at_the_top_of_a_page(edition):
+    """A figure's caption is on the page of its figure: never the first line of a page's
+    body, its image left at the foot of the page before."""
+    found = [f"page {i + 1}: {lines[0][2][:60]!r}" for i, lines in enumerate(page_lines(edition))
+             if lines and re.match(r"Fig\. \d+\.\d+", lines[0][2]) and lines[0][0] < BODY_TOP + 30]
+    assert not found, f"{edition}: captions separated from their figures:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_index_terms_in_the_texts_face(edition):
+    """The index lists words, set in the text's face, not in typewriter as if each were code."""
+    reader = pdf_reader(edition)
+    start = max(i for i, p in enumerate(reader.pages) if "positional encoding" in (p.extract_text() or "")
+                and re.search(r"^Index$", p.extract_text() or "", re.MULTILINE))
+    fonts: dict[str, str] = {}
+
+    def visit(text, cm, tm, font, size):
+        if font is not None and text.strip():
+            fonts.setdefault(text.strip(), font.get("/BaseFont", ""))
+
+    reader.pages[start].extract_text(visitor_text=visit)
+    term = next((f for t, f in fonts.items() if t.startswith("attention")), None)
+    assert term is not None, f"{edition}: no index entry 'attention' found on page {start + 1}: {list(fonts)[:10]}"
+    assert "Mono" not in str(term), f"{edition}: index terms set in {term}"

@@ -216,15 +216,17 @@ def test_run_sheet_sections_are_complete():
 
 
 def test_the_notes_say_what_the_plan_adds_up_to(plan):
-    """The sentence under the plan states its sums: checked against the table."""
+    """The sentence under the plan states its sums (generated with the table by
+    ``pacing.full_summary``): checked here against the table, computed anew."""
     text = " ".join(pacing.NOTES.read_text().split())
     m = re.search(
-        r"add up to (\d+) minutes: (\d+) of teaching and practice, two breaks of (\d+) and (\d+) "
-        r"minutes, and (\d+) minutes of buffer\. The longest stretch without a break is (\d+) minutes",
+        r"add up to (\d+) minutes: (\d+) of teaching and practice, two breaks of (\d+)(?: and (\d+))? "
+        r"minutes(?: each)?, and (\d+) minutes of buffer\. The longest stretch without a break is (\d+) minutes",
         text,
     )
     assert m, "the sentence with the plan's sums is missing from the instructor notes"
-    total, taught, break1, break2, buffer, stretch = map(int, m.groups())
+    total, taught, break1, break2, buffer, stretch = (int(g) if g else None for g in m.groups())
+    break2 = break1 if break2 is None else break2  # "two breaks of 8 minutes each"
     breaks = [s.minutes for s in plan if s.mode == "break"]
     longest, run = 0, 0
     for s in plan:
@@ -262,7 +264,8 @@ def test_each_pages_declared_rows_are_in_the_plans(plan):
             for row in _rows(page, slot):
                 declared_full += 1
                 mode = row.get("mode", "self-study")
-                found = [s for s in plan if (s.title, s.minutes, s.mode, s.pages) == (row["segment"], row["minutes"], mode, _row_pages(page, row))]
+                found = [s for s in plan if (s.title, s.minutes, s.mode, s.pages, s.after) ==
+                         (row["segment"], row["minutes"], mode, _row_pages(page, row), row.get("after"))]
                 assert len(found) == 1, f"book/{page}.md: pacing: {slot}: {row['segment']!r} is not (once) in the plan"
                 docs = ", ".join(f"{{doc}}`{p}`" for p in found[0].pages)
                 line = f"| {found[0].clock} | {row['minutes']} | {row['segment']} | {docs or ''}"
@@ -363,3 +366,20 @@ def test_a_wrong_declaration_names_the_page_and_key(scratch, page, slot, key, ch
     with pytest.raises(pacing.PacingError, match=message):
         pacing.full_plan()
         pacing.short_plan()
+
+
+def test_the_lab_leaves_time_beyond_its_exercises(plan):
+    """A lab segment is longer than the times of the exercises it sets (those its slides
+    name; each exercise's time is in its section's heading): the first minutes go to showing
+    a self-check and to students whose notebook has to start again."""
+    for lab in [s for s in plan if s.mode == "lab" and book.the("exercises") in s.pages]:
+        text = book.path(book.the("exercises")).read_text()
+        named = set(re.findall(r"\{ref\}`(ex-[\w-]+)`", yaml.safe_dump(lab.slides)))
+        assert named, f"{lab.title}: its slides name no exercise"
+        minutes = 0
+        for heading, body in re.findall(r"^## (.*)\n((?:(?!^## ).*\n)*)", text, re.MULTILINE):
+            labels = set(re.findall(r"^:label: (ex-[\w-]+)$", body, re.MULTILINE))
+            if labels & named:
+                minutes += int(re.search(r"\((\d+) minutes\)$", heading).group(1))
+        assert minutes, f"{lab.title}: no section of the exercises holds {sorted(named)}"
+        assert lab.minutes > minutes, f"{lab.title}: {lab.minutes} minutes for {minutes} minutes of exercises"

@@ -149,18 +149,36 @@ def masks() -> str:
     return str(table) + "".join(after)
 
 
+DIAGRAM_LABEL_PT = 7  # the diagrams' smallest label on paper (diagrams.SMALL drawn at its scale)
+
+
+def diagram_scale() -> float:
+    """The scale the handout draws the diagrams at: their smallest label at
+    :data:`DIAGRAM_LABEL_PT` (at a fixed height of 80 mm the self-attention diagram, the
+    tallest, printed its labels at under 5 pt)."""
+    from transformer_lessons import diagrams as drawn
+
+    return DIAGRAM_LABEL_PT / drawn.SMALL
+
+
 def diagrams() -> str:
     figs = []
+    scale = diagram_scale()
     for label in DIAGRAMS:
         ref = built.lookup(label)
         fig = BeautifulSoup(str(ref.element), "html.parser").find("figure")
         imgs = [i for i in fig.find_all("img") if "dark" not in " ".join(i.get("class", [])) + i.get("src", "")]
         if not imgs:
             raise HandoutError(f"figure {label!r} has no light image")
+        size = re.search(r"aspect-ratio:\s*([\d.]+)\s*/\s*([\d.]+)", imgs[0].get("style", ""))
+        if not size:
+            raise HandoutError(f"figure {label!r}: its image has no size (aspect-ratio: W / H, in CSS px)")
+        width = float(size.group(1)) * scale  # an SVG diagram is drawn at 96 CSS px per inch
         src = "../book/" + imgs[0]["src"] if not imgs[0]["src"].startswith(("/", "data:", "http")) else imgs[0]["src"]
         cap = fig.select_one("figcaption .caption-text") or fig.find("figcaption")
         first = re.split(r"(?<=\.)\s", built.plain(cap), maxsplit=1)[0] if cap else ""
-        figs.append(f"<figure><img src='{html.escape(src, quote=True)}' alt='{html.escape(imgs[0].get('alt', ''), quote=True)}'>"
+        figs.append(f"<figure style='width: {width:.1f}px'><img src='{html.escape(src, quote=True)}' "
+                    f"alt='{html.escape(imgs[0].get('alt', ''), quote=True)}'>"
                     f"<figcaption>{html.escape(first)}</figcaption></figure>")
     return "<div class='diagrams'>" + "".join(figs) + "</div>"
 

@@ -302,6 +302,34 @@ SHORT_TABLE = ("% The table is generated from the pages' front matter (`pacing: 
                "by code/build/book_build/pages.py (make notebooks): do not edit it here.")
 
 
+FULL_SUMMARY = ("% The paragraph below is generated from the same declarations "
+                "by code/build/book_build/pages.py (make notebooks): do not edit it here.")
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def full_summary() -> str:
+    """What the full plan adds up to, and its longest stretch without a break, in words."""
+    session = [s for s in full_plan() if s.clock != "after"]
+    total = sum(s.minutes for s in session)
+    taught = sum(s.minutes for s in session if s.mode in ("in class", "lab"))
+    breaks = [s.minutes for s in session if s.mode == "break"]
+    buffer = sum(s.minutes for s in session if s.mode == "buffer")
+    stretches, run = [], 0
+    for s in session:
+        run = 0 if s.mode == "break" else run + s.minutes
+        if s.mode != "buffer":  # the buffer is time in hand, not teaching
+            stretches.append(run)
+    count = {1: "one break", 2: "two breaks", 3: "three breaks"}.get(len(breaks), f"{len(breaks)} breaks")
+    each = f"{breaks[0]} minutes" + (" each" if len(breaks) > 1 else "") if len(set(breaks)) == 1 else \
+        f"{_and([str(b) for b in breaks])} minutes"
+    return (f"The segments add up to {total} minutes: {taught} of teaching and practice, {count} of "
+            f"{each}, and {buffer} minutes of buffer. The longest stretch without a break is "
+            f"{max(stretches)} minutes.\n")
+
+
 def _row(cells: list) -> str:
     return "|" + "|".join(f" {c} " if str(c) else " " for c in cells) + "|"
 
@@ -327,13 +355,17 @@ def short_table() -> str:
 
 def with_tables(text: str) -> str:
     """The pacing-plan page's text with both tables generated below their marker lines
-    (:data:`FULL_TABLE`, :data:`SHORT_TABLE`, then a blank line, then the table)."""
+    (:data:`FULL_TABLE`, :data:`SHORT_TABLE`, then a blank line, then the table), and the
+    full plan's summary right below its marker line (:data:`FULL_SUMMARY`)."""
     for marker, table in ((FULL_TABLE, full_table), (SHORT_TABLE, short_table)):
         pattern = re.compile(r"^" + re.escape(marker) + r"\n\n(?:\|.*\n)*", re.MULTILINE)
         if not pattern.search(text):
             raise PacingError(f"book/{_plan_page()}.md: the line {marker!r}, then a blank line, marks where the table goes")
         text = pattern.sub(lambda m: marker + "\n\n" + table(), text, count=1)
-    return text
+    pattern = re.compile(r"^" + re.escape(FULL_SUMMARY) + r"\n(?:.+\n)*", re.MULTILINE)
+    if not pattern.search(text):
+        raise PacingError(f"book/{_plan_page()}.md: the line {FULL_SUMMARY!r} marks where the plan's summary goes")
+    return pattern.sub(lambda m: FULL_SUMMARY + "\n" + full_summary(), text, count=1)
 
 
 BUDGET = re.compile(r"^(\d+)(?:-(\d+))? minutes(, optional)?$")

@@ -135,6 +135,9 @@ def _first_sentence(caption: Tag) -> Tag:
     return out
 
 
+SIDE_CAPTION_RATIO = 1.45  # width / height below which a figure's caption goes beside it
+
+
 def figure_slide(label: str, title: str | None = None) -> tuple[str, str]:
     ref = built.lookup(label)
     if ref.kind != "figure":
@@ -149,8 +152,12 @@ def figure_slide(label: str, title: str | None = None) -> tuple[str, str]:
     cap = _first_sentence(text) if text is not None else ""
     alt = html.escape(img.get("alt", ""), quote=True)
     src = html.escape(img["src"], quote=True)
+    # a figure that is not wide gets its caption beside it (slides.css: tl-side), so that it
+    # fills the slide's height rather than about half of it
+    ratio = re.search(r"aspect-ratio:\s*([\d.]+)\s*/\s*([\d.]+)", img.get("style", ""))
+    side = " tl-side" if ratio and float(ratio.group(1)) / float(ratio.group(2)) < SIDE_CAPTION_RATIO else ""
     body = (
-        f'<figure class="tl-figure"><img src="{src}" alt="{alt}">'
+        f'<figure class="tl-figure{side}"><img src="{src}" alt="{alt}">'
         f'<figcaption><b>{html.escape(ref.number)}</b> {cap}</figcaption></figure>'
     )
     return title or ref.title, body
