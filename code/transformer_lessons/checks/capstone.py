@@ -133,7 +133,8 @@ def _oracle(norm_first, e, h, f, seed):
     return eb.zero_attention_biases(layer)
 
 
-def _case(fn, norm_first, b, t, e, h, f, seed, training_too=False) -> None:
+def _setup(fn, norm_first, b, t, e, h, f, seed):
+    """The oracle's output on seeded inputs, what to call the case, and a runner of the learner's block."""
     import torch
 
     layer = _oracle(norm_first, e, h, f, seed)
@@ -150,6 +151,12 @@ def _case(fn, norm_first, b, t, e, h, f, seed, training_too=False) -> None:
                               what="encoder_block", hint=_shape_hint(x, params))
         return as_array(result, "encoder_block")
 
+    return x, params, expected, what, run
+
+
+def _evaluation_case(fn, norm_first, b, t, e, h, f, seed) -> None:
+    """The block in evaluation: equal to the oracle, with and without a dropout rate."""
+    x, params, expected, what, run = _setup(fn, norm_first, b, t, e, h, f, seed)
     got, dtype = run(0.0, False)
     if got.shape == (b, t, f) and f != e:
         raise CheckFailed(f"{what}: the output has shape {got.shape}, the feed-forward network's hidden width "
@@ -164,23 +171,28 @@ def _case(fn, norm_first, b, t, e, h, f, seed, training_too=False) -> None:
     if not close(first, expected, dtype):
         raise CheckFailed(f"{what}: dropout is left on in evaluation: with dropout=0.1 and training=False the "
                           "output differs from the one with dropout=0.0; in evaluation dropout is the identity.")
-    if training_too:
-        trained, dtype = run(0.5, True)
-        if trained.shape != expected.shape or not np.all(np.isfinite(trained)):
-            raise CheckFailed(f"{what}: with dropout=0.5 and training=True the output has shape {trained.shape} "
-                              f"or is not finite; expected shape {expected.shape}.")
-        if close(trained, expected, dtype):
-            raise CheckFailed(f"{what}: dropout is never applied: with dropout=0.5 and training=True the output "
-                              "equals the evaluation's; drop units (and scale by 1 / (1 - p)) when training.")
+
+
+def _training_case(fn, norm_first, b, t, e, h, f, seed) -> None:
+    """The block in training: dropout changes the output (its draws cannot be compared)."""
+    _, _, expected, what, run = _setup(fn, norm_first, b, t, e, h, f, seed)
+    trained, dtype = run(0.5, True)
+    if trained.shape != expected.shape or not np.all(np.isfinite(trained)):
+        raise CheckFailed(f"{what}: with dropout=0.5 and training=True the output has shape {trained.shape} "
+                          f"or is not finite; expected shape {expected.shape}, finite.")
+    if close(trained, expected, dtype):
+        raise CheckFailed(f"{what}: dropout is never applied: with dropout=0.5 and training=True the output "
+                          "equals the evaluation's; drop units (and scale the others by 1 / (1 - p)) when training.")
 
 
 def check_encoder_block(fn) -> None:
     """``fn(X (B, T, E), params, num_heads, attention, norm_first=False, dropout=0.0, training=False)
     -> (B, T, E)``, against ``nn.TransformerEncoderLayer`` in evaluation mode (see the module's docstring)."""
-    _case(fn, norm_first=False, b=2, t=5, e=12, h=3, f=20, seed=31, training_too=True)
-    _case(fn, norm_first=True, b=3, t=4, e=8, h=2, f=24, seed=32)
-    _case(fn, norm_first=True, b=2, t=5, e=12, h=3, f=20, seed=33)
-    _case(fn, norm_first=False, b=3, t=4, e=8, h=2, f=24, seed=34)
+    cases = [(False, 2, 5, 12, 3, 20, 31), (True, 3, 4, 8, 2, 24, 32), (True, 2, 5, 12, 3, 20, 33),
+             (False, 3, 4, 8, 2, 24, 34)]  # (norm_first, B, T, E, H, F, seed): F is not 4E
+    for case in cases:
+        _evaluation_case(fn, *case)
+    _training_case(fn, *cases[0])  # last: a block that ignores dropout has its other mistakes named first
     print("Correct! Your block matches nn.TransformerEncoderLayer, post-norm and pre-norm, "
           "with dropout only in training.")
 
