@@ -208,3 +208,24 @@ def test_instructor_page_prints_the_rubric_from_the_command():
     assert not re.search(r"^\| `\w+` \| `\w+` \| \d+ \|", text, re.M)  # no hand-typed rubric row
     rows = re.findall(r"^\| `(\w+)` \| `(\w+)` \| (\d+) \|", grade.rubric_markdown(), re.M)
     assert rows == [(i.key, i.name, str(i.points)) for i in grade.RUBRIC]
+
+
+def test_the_capstone_set_grades_the_encoder_block(tmp_path):
+    """`--assignment capstone` grades the encoder block alone: the book's solution passes in the
+    sandbox (the check hands it the book's attention across the pipe), a post-norm-only block
+    scores 0 with the mistake named."""
+    items = grade.select_items(assignment="capstone")
+    assert [i.name for i in items] == ["encoder_block"] and list(grade.ASSIGNMENTS["capstone"]) == [
+        i.key for i in items]
+    solution = page_solution("build_your_own", "ex-build-encoder-block")
+    good = tmp_path / "good.py"
+    good.write_text(HEADER + solution)
+    wrong = tmp_path / "post_norm_only.py"
+    wrong.write_text(HEADER + solution.replace("if norm_first:", "if False:"))
+    assert "if False:" in wrong.read_text()
+    passed = grade.grade_submission(good, items, time_limit=60)
+    assert passed.total == passed.max_total > 0, passed.verdicts
+    failed = grade.grade_submission(wrong, items, time_limit=60)
+    assert failed.total == 0
+    verdict = failed.verdicts[items[0].key]
+    assert "you computed the post-norm block" in verdict and "norm_first=True" in verdict, verdict

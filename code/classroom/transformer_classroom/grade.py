@@ -106,7 +106,7 @@ ASSIGNMENTS["all"] = tuple(i.key for i in RUBRIC)
 the exercises page's ``pacing: session:`` slide; ``tests/site/test_kit_references.py`` checks
 that they agree), ``exercises`` (the exercises page but its graded assignment), ``bughunt``,
 ``assignment``, ``decoder`` (the decoder and language-model pages), ``modern`` (today's
-parts), and ``all``."""
+parts), ``capstone`` ("Build your own model": the encoder block), and ``all``."""
 
 
 # --- exercise names, as the book prints them -----------------------------------------------

@@ -88,6 +88,10 @@ def call_learner(fn, *args, what: str = "your function", hint=None):
 def _short(value) -> str:
     if hasattr(value, "state_dict"):  # a module: its class, not its whole repr
         return type(value).__name__
+    if isinstance(value, dict) and all(hasattr(v, "shape") for v in value.values()):  # named weights
+        return "{" + ", ".join(f"{k}: {tuple(v.shape)}" for k, v in value.items()) + "}"
+    if callable(value) and hasattr(value, "__name__"):  # a function handed to the learner's
+        return value.__name__
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
