@@ -11,7 +11,8 @@ HTML builder a renderer below writes the widget:
 * :data:`transformer_lessons.plots.THEMED_MIME`: a figure in a light and a dark variant
   (:class:`ThemedImages`);
 * :data:`transformer_lessons.explorables.EXPLORABLE_MIME`: an explorable over its static
-  figure (:class:`ExplorableHtml`);
+  figure (:class:`ExplorableHtml`), or, of kind ``walk``, the illustrated walk's frames
+  (:class:`WalkHtml`);
 * :data:`transformer_lessons.pretrained.HEADVIEW_MIME`: the head view over its fallback
   image (:class:`HeadViewHtml`).
 
@@ -121,6 +122,8 @@ class ExplorableHtml(_Renderer):
     @classmethod
     def render(cls, renderer, data, inline):
         content = data.content
+        if content["kind"] == "walk":  # frames of its own, not one static figure
+            return WalkHtml.render(renderer, data, inline)
         payload = json.dumps({"kind": content["kind"], "data": content["data"]}, separators=(",", ":"))
         payload = payload.replace("<", "\\u003c")  # nothing in it can close the script element
         head = (f'<link rel="stylesheet" href="{cls.STYLE}">'
@@ -130,6 +133,46 @@ class ExplorableHtml(_Renderer):
         static = nodes.container(classes=["tl-static"])
         static.extend(ThemedImages.render(renderer, _part(data, THEMED_MIME, content["static"]), inline)[0].children)
         return [nodes.raw("", head, format="html"), static]
+
+
+class WalkHtml:
+    """An explorable of kind ``walk`` (:mod:`transformer_lessons.walk`): a
+    ``<div class="tl-walk">`` with one ``<figure data-step="k">`` per frame (its light and
+    dark images with the frame's alt text, and the caption "Step k of n: ..."), then the
+    stepper's controls. Without JavaScript the controls stay hidden and the frames show
+    as a numbered sequence; with it (``html[data-mode]``, which the theme's inline script
+    sets in ``<head>``), ``walk.css`` shows only the first frame from the first paint (no
+    layout shift) and ``walk.js`` wires the buttons and the arrow keys. The numbers, full
+    precision, are in a JSON script element for the tests."""
+
+    SCRIPT = INTERACTIVE + "walk.js"
+    STYLE = INTERACTIVE + "walk.css"
+
+    @classmethod
+    def render(cls, renderer, data, inline):
+        content = data.content
+        frames, n = content["frames"], len(content["frames"])
+        numbers = json.dumps(content["data"], separators=(",", ":")).replace("<", "\\u003c")
+        label = html.escape(content["label"])
+        out = [nodes.raw("", f'<link rel="stylesheet" href="{cls.STYLE}">'
+                             f'<div class="tl-walk" role="group" aria-label="{label}" data-steps="{n}">'
+                             f'<script type="application/json" class="tl-walk-data">{numbers}</script>',
+                         format="html")]
+        for frame in frames:
+            k = frame["step"]
+            out.append(nodes.raw("", f'<figure class="tl-walk-frame" data-step="{k}">', format="html"))
+            figure = {**frame["figure"], "alt": frame["alt"]}
+            out.extend(ThemedImages.render(renderer, _part(data, THEMED_MIME, figure), inline))
+            caption = html.escape(f'{frame["title"]}. {frame["caption"]}')
+            out.append(nodes.raw("", f'<figcaption><span class="tl-walk-k">Step {k} of {n}:</span> {caption}'
+                                     "</figcaption></figure>", format="html"))
+        out.append(nodes.raw(
+            "", '<div class="tl-walk-controls">'
+            '<button type="button" class="tl-walk-prev">\u2190 Previous</button>'
+            f'<span class="tl-walk-status" aria-live="polite">Step 1 of {n}</span>'
+            '<button type="button" class="tl-walk-next">Next \u2192</button>'
+            f'</div></div><script src="{cls.SCRIPT}" defer></script>', format="html"))
+        return out
 
 
 class HeadViewHtml(_Renderer):
