@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from tests.figure_checks import non_square_cells, overlapping_texts, smallest_phone_text_px
 
-from transformer_lessons import diagrams, explorables, plots, positional_encoding, pretrained
+from transformer_lessons import diagrams, example, explorables, plots, positional_encoding, pretrained, walk
 from transformer_lessons.stability import saturation_stats
 
 matplotlib.use("Agg")
@@ -103,7 +103,17 @@ def _figures():
             size=(3, 6, 4))).static,
         "explorables.dk_slider": lambda: explorables.dk_slider(n_keys=8).static,
         "explorables.pe_explorer": lambda: explorables.pe_explorer(64, 32, 10).static,
+        # the illustrated walk's frames, with the foundations page's inputs ("cat")
+        **{f"attention_walk, step {k}": functools.partial(lambda k: _cat_walk().frames[k - 1], k) for k in range(1, 8)},
     }
+
+
+@functools.cache
+def _cat_walk():
+    rng = np.random.default_rng(example.SEED)
+    X = example.embeddings(rng)
+    W_Q, W_K, W_V = (rng.normal(size=(example.D_MODEL, example.D_K)) / np.sqrt(example.D_MODEL) for _ in range(3))
+    return walk.attention_walk(example.tokens(), X, W_Q, W_K, W_V, 1)
 
 
 FIGURES = _figures()
@@ -118,13 +128,13 @@ def figure(name: str):
 def _figure_functions():
     """Every public function of the figure modules that returns a figure."""
     found = set()
-    for module in (plots, diagrams, pretrained, explorables):
+    for module in (plots, diagrams, pretrained, explorables, walk):
         for name, fn in inspect.getmembers(module, inspect.isfunction):
             if name.startswith("_") or fn.__module__ != module.__name__:
                 continue
             ret = str(inspect.signature(fn).return_annotation)
             doc = fn.__doc__ or ""
-            if "ThemedFigure" in ret or "Explorable" in ret or "Returns a matplotlib ``Figure``" in doc \
+            if "ThemedFigure" in ret or "Explorable" in ret or ret == "Walk" or "Returns a matplotlib ``Figure``" in doc \
                     or "Returns a ``Figure``" in doc:
                 found.add(name)
     return found
