@@ -105,10 +105,7 @@ def test_walk_steps_through_the_library_numbers(scheme, width, site, browser):
                                ".scrollWidth, document.querySelector('.tl-walk').clientWidth]")
         if scroll[0] > WIDTHS[width]["width"] or scroll[1] > scroll[2]:
             problems.append(f"sideways scrolling (page, walk, walk's box): {scroll}")
-        problems += visit.axe(".tl-walk")
-        if foreign := visit.foreign():
-            problems.append(f"requests to other hosts: {foreign}")
-        problems += [f"console: {e}" for e in visit.errors]
+        problems += visit.problems(".tl-walk")
         assert not problems, "\n".join(problems)
     finally:
         visit.close()

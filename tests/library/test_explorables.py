@@ -185,6 +185,14 @@ class Visit:
             " nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))", [selector, AXE_TAGS])
         return [f"{v['impact']} {v['id']}: {v['nodes']}" for v in found if v["impact"] in ("serious", "critical")]
 
+    def problems(self, selector: str) -> list[str]:
+        """axe-core's serious and critical findings in ``selector``, requests to other hosts and
+        console errors so far."""
+        found = self.axe(selector)
+        if foreign := self.foreign():
+            found.append(f"requests to other hosts: {foreign}")
+        return found + [f"console: {e}" for e in self.errors]
+
     def close(self):
         self.context.close()
 
@@ -318,10 +326,7 @@ def test_explorable_in_the_browser(kind, scheme, width, site, browser):
                                " return [f.scrollWidth, f.clientWidth, document.documentElement.scrollWidth]}")
         if scroll[2] > WIDTHS[width]["width"]:
             problems.append(f"the page scrolls sideways: {scroll}")
-        problems += visit.axe(f"#{name}")
-        if foreign := visit.foreign():
-            problems.append(f"requests to other hosts: {foreign}")
-        problems += [f"console: {e}" for e in visit.errors]
+        problems += visit.problems(f"#{name}")
         assert not problems, "\n".join(problems)
     finally:
         visit.close()

@@ -128,7 +128,7 @@ def test_one_stylesheet_and_no_blocking_script(html_dir, toc_files):
     async); every url() of the bundle names a file of the site."""
     checked = set()
     boxes = {".tl-explorable": "explorables.css", ".tl-box": "box.css", ".charlm": "charlm.css",
-             ".headview": "headview.css", ".minilm": "minilm.css"}  # book/_site_extra/interactive/
+             ".headview": "headview.css", ".minilm": "minilm.css", ".tl-walk": "walk.css"}  # book/_site_extra/interactive/
     interactive = Path(__file__).resolve().parents[2] / "book" / "_site_extra" / "interactive"
     seen_boxes = set()
     for doc in toc_files:
