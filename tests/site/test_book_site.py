@@ -82,6 +82,11 @@ def test_figures_have_caption_and_alt_text(html_dir, toc_files):
             if not img.get("alt", "").strip():
                 problems.append(f"{doc}: figure {img.get('src', '')[:60]} has no alt text")
             figure = img.find_parent("figure")
+            if figure is not None and "tl-walk-frame" in figure.get("class", []):
+                # a frame of the illustrated walk: its own "Step k of n" caption, in the walk's figure
+                if not figure.select_one("figcaption").get_text(strip=True).startswith("Step "):
+                    problems.append(f"{doc}: walk frame {figure.get('data-step')} has no 'Step k of n' caption")
+                figure = figure.find_parent("figure")
             caption = figure.select_one("figcaption .caption-text") if figure else None
             if caption is None or not caption.get_text(strip=True):
                 problems.append(f"{doc}: figure {img.get('src', '')[:60]} has no caption (mystnb: figure: caption)")
