@@ -103,6 +103,10 @@ def test_walk_steps_through_the_library_numbers(scheme, width, site, browser):
                 problems.append(f"step {k}'s alt text lacks {key} {missing}: {alts[k - 1]!r}")
         scroll = page.evaluate("() => [document.documentElement.scrollWidth, document.querySelector('.tl-walk')"
                                ".scrollWidth, document.querySelector('.tl-walk').clientWidth]")
+        mids = root.locator(".tl-walk-controls > *").evaluate_all(
+            "es => es.map(e => { const r = e.getBoundingClientRect(); return r.top + r.height / 2; })")
+        if max(mids) - min(mids) > 2:
+            problems.append(f"the controls do not sit on one line: their middles at {mids}")
         if scroll[0] > WIDTHS[width]["width"] or scroll[1] > scroll[2]:
             problems.append(f"sideways scrolling (page, walk, walk's box): {scroll}")
         problems += visit.problems(".tl-walk")
