@@ -236,9 +236,7 @@ def _draw(c: _Frame, k: int, w: WalkNumbers) -> None:
             c.text(0.15, 0.22, f"(1 \u00d7 {d_model}) \u00d7 ({d_model} \u00d7 {d_k}) = (1 \u00d7 {d_k})", ha="left",
                    color=c.muted)
         return
-    T = len(w.tokens)
-    labels = [f"{t} ({j})" if t == word else t for j, t in enumerate(w.tokens)]
-    labels = w.tokens
+    T, labels = len(w.tokens), w.tokens
     cw = 0.6
     x0 = WIDTH - 0.12 - T * cw
     if k == 4:  # q . K^T: q as coloured cells, K^T with one column per token, the scores below

@@ -126,7 +126,8 @@ def test_walk_without_javascript_is_a_numbered_sequence(site, browser):
         assert [c.split(":")[0].strip() for c in captions] == [f"Step {k} of {STEPS}" for k in range(1, STEPS + 1)]
         assert not root.locator(".tl-walk-controls").is_visible()
         light = root.locator("img.only-light")
-        assert light.count() == STEPS and all(len(a.split()) >= 10 for a in light.evaluate_all("is => is.map(i => i.alt)"))
+        alts = light.evaluate_all("is => is.map(i => i.alt)")
+        assert light.count() == STEPS and all(len(a.split()) >= 10 for a in alts)
         assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
     finally:
         context.close()

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from tests.book_files import ROOT
 
-from transformer_lessons import example, explorables, plots, scaled_dot_product_attention, softmax, walk
+from transformer_lessons import example, explorables, scaled_dot_product_attention, softmax, walk
 
 INTERACTIVE = ROOT / "book" / "_site_extra" / "interactive"
 
