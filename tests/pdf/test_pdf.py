@@ -221,7 +221,9 @@ def _figures(toc_files, edition) -> int:
         if edition == "student":
             for hidden in art.select(".quiz-answer, div.solution, .instructor-only, .tag_instructor-only"):
                 hidden.decompose()
-        count += len(art.select(".cell_output img:not(.only-dark)"))  # the PDFs print the light variant
+        # the PDFs print the light variant; an illustrated walk's frames as one image (its grid)
+        count += len(art.select(".cell_output img:not(.only-dark)")) - len(art.select(".tl-walk img:not(.only-dark)"))
+        count += len(art.select(".tl-walk"))
     return count
 
 
