@@ -18,7 +18,8 @@ _build/screenshots/ (phone-*.png) for a person to look at.
 from __future__ import annotations
 
 import pytest
-from tests.browser.test_browser import DESKTOP, OPEN_ANSWERS_JS, PHONE, SCREENSHOTS, Tab, browser  # noqa: F401
+from tests.browser.test_browser import DESKTOP, OPEN_ANSWERS_JS, PHONE, SCREENSHOTS, browser  # noqa: F401 (a fixture)
+from tests.browser.test_browser_layout import tab  # noqa: F401 (a fixture: one tab for the module)
 
 pytestmark = pytest.mark.browser
 
@@ -99,13 +100,6 @@ def bad_breaks(breaks: list[dict]) -> list[str]:
 def test_break_check_can_fail():
     assert bad_breaks([{"code": "scaled_dot_product_attention", "before": "scaled_dot_product_atte", "after": "ntion"}])
     assert not bad_breaks([{"code": "scaled_dot_product_attention", "before": "scaled_dot_", "after": "product"}])
-
-
-@pytest.fixture(scope="module")
-def tab(browser):  # noqa: F811
-    t = Tab(browser)
-    yield t
-    t.close()
 
 
 def test_tables_and_figures_fit_a_phone_and_code_breaks_between_words(site, tab, toc_files):
