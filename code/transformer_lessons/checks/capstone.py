@@ -1,5 +1,6 @@
 """Self-checks of "Build your own model", each followed by its exercise's declaration
-(:mod:`.exercises`). Its first step: the encoder block, post-norm and pre-norm.
+(:mod:`.exercises`), in its three steps: the encoder block, post-norm and pre-norm (this
+docstring); the decoder-only model and the training loop (the comments above their checks).
 
 **The signature, and why.** The learner writes::
 
@@ -298,7 +299,7 @@ def _lm_case(fn, b, t, v, e, h, f, layers, seed) -> None:
     with torch.no_grad():
         expected = model(ids).numpy()
     ids, params = ids.numpy(), model.weights()
-    what = f"language_model, ids (B, T) = {ids.shape}, V={v}, E={e}, H={h}, {layers} blocks"
+    what = f"language_model, ids (B, T) = {ids.shape}, V={v}, E={e}, H={h}, {layers} block{'s' * (layers > 1)}"
 
     def run(x):
         result = call_learner(fn, x, params, h, eb.encoder_block, eb.multi_head_attention, positional_encoding,
