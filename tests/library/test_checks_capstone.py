@@ -395,6 +395,7 @@ def test_lm_loss_accepts_correct_losses(name, capsys):
 
 LOSS_MISTAKES = {
     "targets are not shifted": lambda lg, ids: F.cross_entropy(lg.reshape(-1, lg.shape[-1]), ids.reshape(-1)),
+    "not shifted: position t": lambda lg, ids: loss_reshape(lg, torch.cat([ids[:, :1], ids[:, :-1]], 1)),
     "shift goes the wrong way": lambda lg, ids: loss_reshape(lg.flip(1), ids.flip(1)),
     "softmax is over the wrong axis": lambda lg, ids: -torch.log_softmax(lg[:, :-1], 1).gather(
         -1, ids[:, 1:, None]).mean(),

@@ -50,7 +50,8 @@ def _npy(arr, blobs: list[bytes]) -> int:
     import numpy as np
 
     buf = io.BytesIO()
-    np.save(buf, np.ascontiguousarray(arr), allow_pickle=False)
+    arr = np.asarray(arr)
+    np.save(buf, np.ascontiguousarray(arr).reshape(arr.shape), allow_pickle=False)  # 0-d stays 0-d (a loss)
     blobs.append(buf.getvalue())
     return len(blobs) - 1
 

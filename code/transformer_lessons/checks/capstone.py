@@ -376,7 +376,8 @@ def _loss_mistakes(logits, ids) -> dict:
     over_time = -torch.log_softmax(pred, dim=1).gather(-1, target[..., None]).mean()
     return {
         "the targets are not shifted: position t is scored against token t, which it already sees, so the "
-        "model learns to copy its input; score logits[:, :-1] against ids[:, 1:]": ce(logits, ids),
+        "model learns to copy its input; score logits[:, :-1] against ids[:, 1:]":
+            [ce(logits, ids), ce(pred, ids[:, :-1])],
         "the shift goes the wrong way: the logits at position t predict the token at t + 1, so drop the "
         "last position of the logits and the first token, logits[:, :-1] against ids[:, 1:]":
             ce(logits[:, 1:], ids[:, :-1]),
