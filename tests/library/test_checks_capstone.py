@@ -318,12 +318,6 @@ def _masked(X, W_q, W_k, W_v, W_o, h, *, attention, mask):
 LM_CORRECT = {"numpy": numpy_lm, "torch float32": torch_lm, "one-hot, partial, einsum": one_hot_lm}
 
 
-@pytest.mark.parametrize("name", LM_CORRECT)
-def test_language_model_accepts_correct_models(name, capsys):
-    check_language_model(LM_CORRECT[name])
-    assert "Correct!" in capsys.readouterr().out
-
-
 def _lm_wrong(mistake):
     def model(ids, params, num_heads, block, attention, positions):
         return numpy_lm(ids, params, num_heads, block, attention, positions, mistake=mistake)
@@ -355,12 +349,6 @@ LM_MISTAKES = {
 }
 
 
-@pytest.mark.parametrize("needle", LM_MISTAKES)
-def test_language_model_names_each_mistake(needle):
-    with pytest.raises(CheckFailed, match=needle):
-        check_language_model(LM_MISTAKES[needle])
-
-
 def test_language_model_without_a_head_is_named():
     def no_head(ids, params, num_heads, block, attention, positions):
         return numpy_lm(ids, params, num_heads, block, attention, positions) @ params["W_out"].T
@@ -387,12 +375,6 @@ def loss_by_hand(logits, ids):
 LOSS_CORRECT = {"reshape": loss_reshape, "transpose": loss_transpose, "by hand, float32": loss_by_hand}
 
 
-@pytest.mark.parametrize("name", LOSS_CORRECT)
-def test_lm_loss_accepts_correct_losses(name, capsys):
-    check_lm_loss(LOSS_CORRECT[name])
-    assert "Correct!" in capsys.readouterr().out
-
-
 LOSS_MISTAKES = {
     "targets are not shifted": lambda lg, ids: F.cross_entropy(lg.reshape(-1, lg.shape[-1]), ids.reshape(-1)),
     "not shifted: position t": lambda lg, ids: loss_reshape(lg, torch.cat([ids[:, :1], ids[:, :-1]], 1)),
@@ -406,12 +388,6 @@ LOSS_MISTAKES = {
     r"logits \(B, T, V\) = \(2, 7, 11\).*reshape the logits of positions 0..T-2 to \(12, 11\)":
         lambda lg, ids: F.cross_entropy(lg[:, :-1], ids[:, 1:]),
 }
-
-
-@pytest.mark.parametrize("needle", LOSS_MISTAKES)
-def test_lm_loss_names_each_mistake(needle):
-    with pytest.raises(CheckFailed, match=needle):
-        check_lm_loss(LOSS_MISTAKES[needle])
 
 
 def lr_if(step, peak_lr, warmup_steps, total_steps):
@@ -436,12 +412,6 @@ def lr_torch(step, peak_lr, warmup_steps, total_steps):
 
 
 LR_CORRECT = {"if and math": lr_if, "numpy, float32": lr_numpy, "torch tensor": lr_torch}
-
-
-@pytest.mark.parametrize("name", LR_CORRECT)
-def test_learning_rate_accepts_correct_schedules(name, capsys):
-    check_learning_rate(LR_CORRECT[name])
-    assert "Correct!" in capsys.readouterr().out
 
 
 def _lr_wrong(kind):
@@ -471,12 +441,6 @@ LR_MISTAKES = {
     "cosine goes below 0": _lr_wrong("negative"),
     r"step 0 gave an array of shape \(2,\)": lambda *a: np.array([lr_if(*a)] * 2),
 }
-
-
-@pytest.mark.parametrize("needle", LR_MISTAKES)
-def test_learning_rate_names_each_mistake(needle):
-    with pytest.raises(CheckFailed, match=needle):
-        check_learning_rate(LR_MISTAKES[needle])
 
 
 def train_loop(model, batches, peak_lr, warmup_steps, loss_fn, schedule, *, mistake=None):
@@ -533,12 +497,6 @@ def train_fresh_optimizer_groups(model, batches, peak_lr, warmup_steps, loss_fn,
 TRAIN_CORRECT = {"param groups": train_loop, "LambdaLR": train_lambda_lr, "while loop": train_fresh_optimizer_groups}
 
 
-@pytest.mark.parametrize("name", TRAIN_CORRECT)
-def test_train_accepts_correct_loops(name, capsys):
-    check_train(TRAIN_CORRECT[name])
-    assert "Correct!" in capsys.readouterr().out
-
-
 def _train_wrong(mistake):
     def loop(model, batches, peak_lr, warmup_steps, loss_fn, schedule):
         return train_loop(model, batches, peak_lr, warmup_steps, loss_fn, schedule, mistake=mistake)
@@ -565,12 +523,6 @@ TRAIN_MISTAKES = {
     "learning rate never changes": _train_wrong("no schedule"),
     "learning rate is set after optimizer.step": train_lr_after_step,
 }
-
-
-@pytest.mark.parametrize("needle", TRAIN_MISTAKES)
-def test_train_names_each_mistake(needle):
-    with pytest.raises(CheckFailed, match=needle):
-        check_train(TRAIN_MISTAKES[needle])
 
 
 def evaluate_items(model, batches, loss_fn):
@@ -602,12 +554,6 @@ def evaluate_inference_mode(model, batches, loss_fn):
 EVAL_CORRECT = {"items": evaluate_items, "decorator": evaluate_decorated, "inference_mode": evaluate_inference_mode}
 
 
-@pytest.mark.parametrize("name", EVAL_CORRECT)
-def test_evaluate_accepts_correct_versions(name, capsys):
-    check_evaluate(EVAL_CORRECT[name])
-    assert "Correct!" in capsys.readouterr().out
-
-
 def evaluate_no_eval(model, batches, loss_fn):
     with torch.no_grad():
         return sum(loss_fn(model(ids), ids).item() for ids in batches) / len(batches)
@@ -635,7 +581,21 @@ EVAL_MISTAKES = {
 }
 
 
-@pytest.mark.parametrize("needle", EVAL_MISTAKES)
-def test_evaluate_names_each_mistake(needle):
+# ---------------------------------------------------------------- steps 2 and 3: each answer above, checked
+STEPS = {check_language_model: (LM_CORRECT, LM_MISTAKES), check_lm_loss: (LOSS_CORRECT, LOSS_MISTAKES),
+         check_learning_rate: (LR_CORRECT, LR_MISTAKES), check_train: (TRAIN_CORRECT, TRAIN_MISTAKES),
+         check_evaluate: (EVAL_CORRECT, EVAL_MISTAKES)}
+ACCEPTED = [(check, name) for check, (correct, _) in STEPS.items() for name in correct]
+NAMED = [(check, needle) for check, (_, mistakes) in STEPS.items() for needle in mistakes]
+
+
+@pytest.mark.parametrize("check, name", ACCEPTED, ids=[f"{c.__name__}: {n}" for c, n in ACCEPTED])
+def test_steps_accept_correct_answers(check, name, capsys):
+    check(STEPS[check][0][name])
+    assert "Correct!" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("check, needle", NAMED, ids=[f"{c.__name__}: {n}" for c, n in NAMED])
+def test_steps_name_each_mistake(check, needle):
     with pytest.raises(CheckFailed, match=needle):
-        check_evaluate(EVAL_MISTAKES[needle])
+        check(STEPS[check][1][needle])
