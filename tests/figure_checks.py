@@ -9,8 +9,10 @@ matplotlib's own font metrics (DejaVu Sans, the font the SVGs name first).
 * :func:`overlapping_texts`: pairs of visible texts whose boxes overlap, and texts that
   stick out of the figure (cut off in the PNG);
 * :func:`smallest_phone_text_px`: the smallest font size, in CSS px, when the page shows
-  the figure on a 390 px phone (``transformer_lessons.plots.phone_text_px``; the browser
-  tests check that the page shows figures at the width that function assumes);
+  the figure at ``plots.PHONE_CONTENT_PX`` (``transformer_lessons.plots.phone_text_px``), of
+  every glyph: a mathtext script such as the Q of W^Q is drawn at 70 % of its label's size
+  (``plots.text_sizes_pt``). The browser test measures the same on the built pages, with the
+  width Chromium shows each image at (tests/browser/test_browser_layout.py);
 * :func:`non_square_cells`: heatmaps whose cells are not square on the page.
 """
 
@@ -77,7 +79,7 @@ def overlapping_texts(fig: Figure) -> list[str]:
 
 def smallest_phone_text_px(fig: Figure, svg: bool = False) -> tuple[float, str]:
     """The smallest visible text's font size in CSS px on a 390 px phone, and that text."""
-    return min((plots.phone_text_px(fig, t.get_fontsize(), svg=svg), t.get_text()) for t in visible_texts(fig))
+    return min((plots.phone_text_px(fig, min(plots.text_sizes_pt(t)), svg=svg), t.get_text()) for t in visible_texts(fig))
 
 
 def non_square_cells(fig: Figure, tolerance: float = 0.02) -> list[str]:

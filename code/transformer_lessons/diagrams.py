@@ -28,6 +28,11 @@ from .positional import positional_encoding
 WIDTH = 5.2  # inches: shown 320-342 px wide on a 390 px phone, about 0.65 scale
 FONT = 12
 SMALL = 11  # 9.4 CSS px at 320 px
+# A label with a superscript (W^Q): mathtext draws the script at 70 % of the label's size, so
+# at SMALL the Q was 7.7 pt, 7.0 CSS px on a 390 px phone (the figure checks read only the
+# label's size until issue 40; plots.text_sizes_pt reads each glyph's). At 15.5 pt the
+# script is 10.85 pt: 9.3 CSS px at 320 px, 9.9 at the column's 342 px.
+SCRIPTED = 15.5
 # Box fill per theme: a pale tint on a light page, a dark one on a dark page.
 FILL = {"light": "#e9eef6", "dark": "#253040"}
 OP_FILL = {"light": "#fdf0dc", "dark": "#3d3222"}
@@ -141,6 +146,7 @@ class _Canvas:
             side = 1 if label_side == "right" else -1
             rise = side * dy / dx if abs(dx) > 1e-9 else 0.0  # how the line goes on the label's side
             va, y = ("bottom", my + 0.02) if rise < 0 else ("top", my - 0.02) if rise > 0 else ("center", my)
+            size = max(size, SCRIPTED) if "$" in label else size
             self.text(mx + side * 0.07, y, label, size=size, ha="left" if side > 0 else "right", va=va)
 
     def line(self, points, **kw):
@@ -224,7 +230,7 @@ def self_attention(seq_len: int = SEQ_LEN, d_model: int = example.D_MODEL,
         top2 = y2 + seq_len * cell / 2 + 0.3
         for xx, name, wname in ((xq, "Q", "Q"), (xk, "K", "K"), (xv, "V", "V")):
             c.arrow((WIDTH / 2 + (xx - WIDTH / 2) * 0.25, y - seq_len * cell / 2), (xx, top2),
-                    f"× {projection(wname)} {shape_label(shapes['W_Q'])}" if name == "Q" else f"× {projection(wname)}",
+                    f"× {projection(wname)}\n{shape_label(shapes['W_Q'])}" if name == "Q" else f"× {projection(wname)}",
                     label_side="left" if name == "Q" else "right")
             c.matrix(xx, y2, seq_len, d_k, cell, name, shapes[name])
         # scores
@@ -293,7 +299,7 @@ def multi_head(seq_len: int = SEQ_LEN, d_model: int = example.D_MODEL, num_heads
         xs = (0.85, 2.6, 4.35)
         for xx, name in zip(xs, "QKV"):
             c.arrow((WIDTH / 2 + (xx - WIDTH / 2) * 0.3, y - block_h / 2), (xx, y2 + block_h / 2 + 0.28),
-                    f"× {projection(name)} {shape_label(shapes['W_Q'])}" if name == "Q" else f"× {projection(name)}",
+                    f"× {projection(name)}\n{shape_label(shapes['W_Q'])}" if name == "Q" else f"× {projection(name)}",
                     label_side="left" if name == "Q" else "right")
             c.matrix(xx, y2, seq_len, d_model, cell, name, shapes["Q"], bands=colours, stripes=stripes)
         # split into heads: H blocks of (T, d_k) per projection

@@ -42,9 +42,17 @@ def _softmax(scores):
     return e / e.sum(-1, keepdims=True)
 
 
-def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads):
+def _blocked_to_minus_inf(scores, mask):
+    """``scores`` with -inf where the boolean ``mask`` (True = may attend) is False."""
+    if isinstance(scores, torch.Tensor):
+        return scores.masked_fill(~torch.as_tensor(mask, dtype=torch.bool), -torch.inf)
+    return np.where(np.asarray(mask, dtype=bool), scores, -np.inf)
+
+
+def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None):
     """Multi-head self-attention, ``X (B, T, E)``, ``W_* (E, E)`` -> ``(out (B, T, E),
-    weights (B, H, T, T))``, with the signature of the book's multi-head exercise."""
+    weights (B, H, T, T))``, with the signature of the book's multi-head exercise and, as
+    in the graded assignment, an optional boolean ``mask (T, T)``, True = may attend."""
     X, W_q, W_k, W_v, W_o = _common(X, W_q, W_k, W_v, W_o)
     B, T, E = X.shape
     d_k = E // num_heads
@@ -53,7 +61,10 @@ def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads):
         return M.reshape(B, T, num_heads, d_k).swapaxes(1, 2)
 
     Q, K, V = split(X @ W_q), split(X @ W_k), split(X @ W_v)
-    weights = _softmax(Q @ K.swapaxes(-1, -2) / d_k**0.5)  # (B, H, T, T)
+    scores = Q @ K.swapaxes(-1, -2) / d_k**0.5  # (B, H, T, T)
+    if mask is not None:  # a blocked score is -inf: its weight is exactly 0
+        scores = _blocked_to_minus_inf(scores, mask)
+    weights = _softmax(scores)  # (B, H, T, T)
     concat = (weights @ V).swapaxes(1, 2).reshape(B, T, E)  # (B, H, T, d_k) -> (B, T, E)
     return concat @ W_o, weights
 

@@ -96,7 +96,7 @@ class ThemedFigure(Figure):
         fig = self if theme == "light" else self.dark
         buf = io.BytesIO()
         with theme_context(theme):
-            metadata = {"Date": None} if fmt == "svg" else ({"Software": None} if fmt == "png" else None)
+            metadata = {"Date": None} if fmt == "svg" else (png_metadata(fig, dpi) if fmt == "png" else None)
             fig.savefig(buf, format=fmt, dpi=dpi, metadata=metadata)
         return buf.getvalue()
 
@@ -125,16 +125,37 @@ def themed(figsize, draw: Callable[[Figure, str], None], *, svg: bool = False, l
     with theme_context("light"):
         fig = ThemedFigure(figsize=figsize, layout=layout)
         draw(fig, "light")
+        _plain_log_ticks(fig)
         if fit is not None:
             fit(fig)
     figsize = tuple(fig.get_size_inches())
     with theme_context("dark"):
         dark = Figure(figsize=figsize, layout=layout)
         draw(dark, "dark")
+        _plain_log_ticks(dark)
         if fit is not None:  # laid out like the light one (tick labels are formatted then)
             dark.draw_without_rendering()
     fig.dark, fig.svg = dark, svg
     return fig
+
+
+def _plain_log_ticks(fig: Figure) -> None:
+    """Every log-scaled axis of ``fig`` labelled in plain numbers ("0.01", "64", "1e-08"):
+    matplotlib's default writes 10^-2 with the exponent at 70 % of the label's size, 6.9 CSS
+    px on a 390 px phone. matplotlib's plain LogFormatter, with the same rules as the default
+    for which ticks get a label (minor ones too on an axis spanning less than a decade)."""
+    from matplotlib.ticker import LogFormatter
+
+    class Plain(LogFormatter):
+        def _num_to_string(self, x, vmin, vmax):
+            return f"{x:g}" if 1e-3 <= abs(x) < 1e5 else f"{x:.0e}".replace("e+0", "e").replace("e-0", "e-")
+
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if axis.get_scale() == "log":
+                base = axis.get_transform().base
+                axis.set_major_formatter(Plain(base))
+                axis.set_minor_formatter(Plain(base, labelOnlyBase=False))
 
 
 class PngFigure(Figure):
@@ -144,8 +165,42 @@ class PngFigure(Figure):
 
     def _repr_png_(self) -> bytes:
         buf = io.BytesIO()
-        self.savefig(buf, format="png", bbox_inches="tight", dpi=PNG_DPI)
+        self.savefig(buf, format="png", bbox_inches="tight", dpi=PNG_DPI, metadata=png_metadata(self, PNG_DPI))
         return buf.getvalue()
+
+
+# The PNG text chunk that carries a figure's smallest font size in image pixels: the browser
+# tests (tests/browser/test_browser_layout.py) multiply it by the width the page shows the
+# image at over its natural width, so a phone's text size is measured, not assumed.
+SMALLEST_TEXT_KEY = "Smallest text px"
+
+
+def smallest_text_px(fig: Figure, dpi: float) -> float:
+    """The smallest font size of ``fig``'s visible texts, in pixels of an image saved at ``dpi``."""
+    from matplotlib.text import Text
+
+    sizes = [text_sizes_pt(t) for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    return round(min(min(s) for s in sizes) / 72 * dpi, 2) if sizes else 0.0
+
+
+def text_sizes_pt(text) -> list[float]:
+    """The font sizes (pt) a matplotlib ``Text`` draws its glyphs at: its font size, and for
+    mathtext (``$d_k$``) each glyph's own size, sub- and superscripts at 70 % of it."""
+    from matplotlib.mathtext import MathTextParser
+
+    sizes = []
+    for line in text.get_text().split("\n"):  # matplotlib lays out (and parses) each line apart
+        s, math = text._preprocess_math(line)
+        if math:
+            sizes += [g[1] for g in MathTextParser("path").parse(s, 72, text.get_fontproperties()).glyphs]
+    return sizes or [text.get_fontsize()]
+
+
+def png_metadata(fig: Figure, dpi: float) -> dict:
+    """A PNG's metadata: no software version (the same figure gives the same file), and the
+    smallest text size (:data:`SMALLEST_TEXT_KEY`)."""
+    fig.draw_without_rendering()  # tick labels exist once the figure is laid out
+    return {"Software": None, SMALLEST_TEXT_KEY: f"{smallest_text_px(fig, dpi):.2f}"}
 
 
 def phone_text_px(fig: Figure, fontsize_pt: float, svg: bool = False) -> float:

@@ -701,36 +701,6 @@ def test_search_finds_positional_encoding(site, browser, axe_path):
         tab.close()
 
 
-def test_the_back_to_top_button_is_legible(site, browser, axe_path):
-    """The theme's "Back to top" button, which a phone shows while the reader scrolls back up
-    a page: its text meets WCAG AA contrast on its background in both themes (the page-wide
-    audits run at the top of a page, where it is hidden)."""
-    tab = Tab(browser)
-    try:
-        page = tab.page
-        tab.open(f"{site}/{HEATMAP_PAGE}.html", PHONE)
-        page.add_script_tag(path=str(axe_path))
-        found = []
-        for mode in ("light", "dark"):
-            if mode == "dark":
-                tab.dark()
-            page.mouse.move(200, 400)
-            button = page.locator("#pst-back-to-top")
-            for _ in range(5):  # the theme reacts to a scroll back up; on a busy machine its handler may miss one
-                for dy in (2000, 2000, -300):  # down, then a little way back up
-                    page.mouse.wheel(0, dy)
-                    page.wait_for_timeout(300)
-                if button.is_visible():
-                    break
-            button.wait_for(state="visible", timeout=10000)
-            found += [f"{mode}: {v}" for v in page.evaluate(
-                "async () => (await axe.run('#pst-back-to-top', {runOnly: ['color-contrast']}))"
-                ".violations.map(v => v.nodes.map(n => n.failureSummary).join('; '))")]
-        assert not found, "\n".join(found)
-    finally:
-        tab.close()
-
-
 def test_every_heading_is_in_the_accessibility_tree(site, browser, toc_files):
     """What a screen reader is given: every shown heading of every page is a heading in
     Chromium's accessibility tree, at 390 px, the page as loaded (not scrolled). axe reads the

@@ -211,21 +211,37 @@ def test_instructor_page_prints_the_rubric_from_the_command():
 
 
 def test_the_capstone_set_grades_the_encoder_block(tmp_path):
-    """`--assignment capstone` grades the encoder block alone: the book's solution passes in the
-    sandbox (the check hands it the book's attention across the pipe), a post-norm-only block
-    scores 0 with the mistake named."""
+    """`--assignment capstone` grades the three steps of "Build your own model": the book's
+    solutions pass in the sandbox (the checks hand them the book's block, attention, positions,
+    loss, schedule and a tiny model across the pipe), and a wrong answer to each item scores 0
+    with its mistake named."""
     items = grade.select_items(assignment="capstone")
-    assert [i.name for i in items] == ["encoder_block"] and list(grade.ASSIGNMENTS["capstone"]) == [
-        i.key for i in items]
-    solution = page_solution("build_your_own", "ex-build-encoder-block")
+    assert [i.name for i in items] == ["encoder_block", "language_model", "lm_loss", "learning_rate", "train",
+                                       "evaluate"]
+    assert list(grade.ASSIGNMENTS["capstone"]) == [i.key for i in items]
+    labels = ["ex-build-encoder-block", "ex-build-language-model", "ex-build-lm-loss", "ex-build-learning-rate",
+              "ex-build-train", "ex-build-evaluate"]
+    solutions = [page_solution("build_your_own", label) for label in labels]
     good = tmp_path / "good.py"
-    good.write_text(HEADER + solution)
-    wrong = tmp_path / "post_norm_only.py"
-    wrong.write_text(HEADER + solution.replace("if norm_first:", "if False:"))
-    assert "if False:" in wrong.read_text()
+    good.write_text(HEADER + "\n\n".join(solutions))
     passed = grade.grade_submission(good, items, time_limit=60)
     assert passed.total == passed.max_total > 0, passed.verdicts
-    failed = grade.grade_submission(wrong, items, time_limit=60)
-    assert failed.total == 0
-    verdict = failed.verdicts[items[0].key]
-    assert "you computed the post-norm block" in verdict and "norm_first=True" in verdict, verdict
+
+    wrongs = {  # item: (its solution made wrong, words of the verdict)
+        "encoder_block": (("if norm_first:", "if False:"), ["you computed the post-norm block", "norm_first=True"]),
+        "language_model": (("return attention(X, W_q, W_k, W_v, W_o, h, mask)",
+                            "return attention(X, W_q, W_k, W_v, W_o, h)"), ["causal mask is missing"]),
+        "lm_loss": (("ids[:, 1:].reshape(-1)", "ids[:, :-1].reshape(-1)"), ["targets are not shifted"]),
+        "learning_rate": (("return peak_lr * (step + 1) / warmup_steps", "return peak_lr"), ["no warm-up"]),
+        "train": (("optimizer.zero_grad()", "pass"), ["gradients are never zeroed"]),
+        "evaluate": (("model.eval()", "model.train()"), ["dropout is active while measuring"]),
+    }
+    for index, (item, ((old, new), words)) in enumerate(wrongs.items()):
+        assert old in solutions[index], (item, old)
+        broken = [s.replace(old, new) if i == index else s for i, s in enumerate(solutions)]
+        path = tmp_path / f"wrong_{item}.py"
+        path.write_text(HEADER + "\n\n".join(broken))
+        failed = grade.grade_submission(path, [items[index]], time_limit=60)  # its item alone
+        key = items[index].key
+        assert failed.points[key] == 0, failed.verdicts
+        assert all(w in failed.verdicts[key] for w in words), failed.verdicts[key]

@@ -158,7 +158,7 @@ def test_diagram_text_readable_on_a_phone():
                  diagrams.decoder_layer):
         fig = make()
         assert fig.get_size_inches()[0] <= diagrams.WIDTH
-        sizes = [t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_text()]
+        sizes = [min(plots.text_sizes_pt(t)) for t in fig.findobj(matplotlib.text.Text) if t.get_text()]
         assert min(plots.phone_text_px(fig, s, svg=True) for s in sizes) >= plots.MIN_PHONE_TEXT_PX, make.__name__
 
 

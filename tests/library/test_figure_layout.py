@@ -5,8 +5,8 @@ phone, and heatmap cells are square.
 The inputs have the sizes and labels of the book's own figures (the real model's
 sentences tokenised by its own tokenizer, the language model's 24-character snippet, the
 toy model's 10 labelled words), and some harder ones (64 tokens). The measurements are
-in tests/figure_checks.py; tests/browser/test_browser_layout.py checks in a browser that the page
-shows each figure at the width those measurements assume.
+in tests/figure_checks.py; tests/browser/test_browser_layout.py measures the built pages' figures
+in a browser at 390 px (the width each image is shown at times its recorded smallest text).
 """
 
 from __future__ import annotations

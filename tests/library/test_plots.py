@@ -136,7 +136,7 @@ def test_text_is_readable_on_a_phone():
     for name, fig in _all_figures().items():
         for t in fig.findobj(matplotlib.text.Text):
             if t.get_text().strip():
-                px = plots.phone_text_px(fig, t.get_fontsize())
+                px = plots.phone_text_px(fig, min(plots.text_sizes_pt(t)))  # a mathtext script: 70 %
                 assert px >= plots.MIN_PHONE_TEXT_PX, f"{name}: {t.get_text()!r} is {px:.1f} px on a phone"
 
 

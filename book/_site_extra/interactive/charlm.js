@@ -207,7 +207,7 @@
     const knobs = el("div", { class: "charlm-row charlm-knobs" });
     knobs.append(field(id("temp"), "Temperature", temp), field(id("topk"), "Top-k", topK, "0 = all"),
       field(id("topp"), "Top-p", topP, "1 = all"), field(id("layer"), "Layer", layer), field(id("head"), "Head", head));
-    const buttons = el("div", { class: "charlm-row" });
+    const buttons = el("div", { class: "charlm-row charlm-actions" });
     buttons.append(write, stop, progress);
     const view = el("div", { class: "charlm-view" });
     const figure = el("div", { class: "charlm-figure" });

@@ -12,7 +12,8 @@
   per-student variants (padding mask, cross-attention, a fixed number of heads);
 * :mod:`.decoder`: the decoder and language-model pages (causal masks, the key-value cache);
 * :mod:`.modern`: today's parts (RMSNorm, SwiGLU, grouped-query attention);
-* :mod:`.capstone`: "Build your own model" (the encoder block, post-norm and pre-norm).
+* :mod:`.capstone`: "Build your own model" (the encoder block, post-norm and pre-norm; the
+  decoder-only model; the training loop: loss, warm-up, AdamW steps, evaluation).
 
 Every check prints a line starting with ``Correct!`` or raises :class:`CheckFailed`
 (an ``AssertionError``) whose message says what to change. A check module's ``__all__``
@@ -29,7 +30,7 @@ from . import bughunt  # noqa: I001  (its bug hunt: after the page's exercises, 
 from .assignment import *  # noqa: F403  (its graded assignment)
 from .decoder import *  # noqa: F403  (the decoder and language-model pages)
 from .modern import *  # noqa: F403  (today's parts: RMSNorm, SwiGLU, grouped-query attention)
-from .capstone import *  # noqa: F403  (build your own model: the encoder block)
+from .capstone import *  # noqa: F403  (build your own model: the block, the model, its training)
 from .exercises import EXERCISES, Exercise, Graded
 
 from . import assignment, capstone, decoder, encoder, modern  # noqa: E402, I001  (their __all__)

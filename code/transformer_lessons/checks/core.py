@@ -88,8 +88,9 @@ def call_learner(fn, *args, what: str = "your function", hint=None):
 def _short(value) -> str:
     if hasattr(value, "state_dict"):  # a module: its class, not its whole repr
         return type(value).__name__
-    if isinstance(value, dict) and all(hasattr(v, "shape") for v in value.values()):  # named weights
-        return "{" + ", ".join(f"{k}: {tuple(v.shape)}" for k, v in value.items()) + "}"
+    if isinstance(value, dict) and all(hasattr(v, "shape") or isinstance(v, list) for v in value.values()):
+        return "{" + ", ".join(f"{k}: {tuple(v.shape)}" if hasattr(v, "shape") else f"{k}: a list of {len(v)}"
+                               for k, v in value.items()) + "}"  # named weights
     if callable(value) and hasattr(value, "__name__"):  # a function handed to the learner's
         return value.__name__
     text = repr(value)

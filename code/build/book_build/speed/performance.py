@@ -152,16 +152,19 @@ def _font_preloads(app, pagename, templatename, context, doctree) -> None:
 def _palette_figures(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
-    from PIL import Image
+    from PIL import Image, PngImagePlugin
 
     for png in (Path(app.outdir) / "_images").glob("*.png"):
         with Image.open(png) as im:
             im.load()
+            text = PngImagePlugin.PngInfo()  # the figure's text chunks (its smallest text size) stay
+            for key, value in getattr(im, "text", {}).items():
+                text.add_text(key, value)
         if im.mode not in ("RGB", "RGBA") or (im.mode == "RGBA" and im.getchannel("A").getextrema() != (255, 255)):
             continue  # done by an earlier build, or not an opaque figure
         tmp = png.with_suffix(".palette.png")
         palette = im.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
-        palette.save(tmp, optimize=True)
+        palette.save(tmp, optimize=True, pnginfo=text)
         if tmp.stat().st_size < png.stat().st_size:
             tmp.replace(png)
         else:
