@@ -42,7 +42,7 @@ from typing import Sequence
 
 import numpy as np
 
-from . import plots
+from . import diagrams, plots
 from .attention import scaled_dot_product_attention, softmax
 from .diagrams import FILL, OP_FILL, projection
 from .explorables import EXPLORABLE_MIME
@@ -176,6 +176,8 @@ class _Frame:
         kw.setdefault("ha", "center")
         kw.setdefault("va", "center")
         kw.setdefault("color", self.fg)
+        if "$" in s:  # mathtext draws sub- and superscripts at 70 %: as diagrams' labels
+            size = max(size, diagrams.SCRIPTED)
         return self.ax.text(x, y, s, fontsize=size, **kw)
 
     def numbers(self, x0, y, values, w=0.6, h=0.3, fill=None, labels=None):
