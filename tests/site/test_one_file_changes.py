@@ -250,7 +250,8 @@ def test_an_exercise_is_three_files(chapter, tmp_path):
     assert re.search(r'id="ex-entropy-rows".*?Exercise \d+\.1\s*</span>\s*\(The entropy of each row\)', page, re.S)
     assert "The entropy of each row" in (chapter / "book" / "entropy.ipynb").read_text()
     # the phone layer may break a code name after its underscore (<wbr>, book_build.ext.phone)
-    assert "row_entropy" in (site / "instructor_assessment.html").read_text().replace("<wbr>", "")
+    assessment = re.sub(r"<[^>]+>", "", (site / "instructor_assessment.html").read_text())
+    assert "row_entropy" in assessment
     code = chapter / "code"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in (code, code / "classroom", code / "build"))}
     (tmp_path / "student.py").write_text(SOLUTION)
